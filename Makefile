@@ -1,0 +1,56 @@
+# fastnotebook -- run `make help` for the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+RUST_SOURCES := $(shell find rust -name '*.rs') Cargo.toml Cargo.lock pyproject.toml
+
+.PHONY: help setup build test test-rust test-python lint format demo bench clean
+
+help: ## Show the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+$(VENV)/.setup: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip "maturin>=1.9,<2"
+	touch $@
+
+$(VENV)/.built: $(VENV)/.setup $(RUST_SOURCES)
+	$(VENV)/bin/maturin develop --release --quiet --extras dev
+	touch $@
+
+setup: $(VENV)/.setup ## Create the virtualenv
+build: $(VENV)/.built ## Build the extension (release) into the virtualenv
+
+test: build lint test-rust test-python ## Set up, build, lint, run all tests
+
+test-rust: ## Rust unit and property tests
+	cargo test --quiet --all-targets
+
+test-python: build ## Python tests (parity against the references)
+	$(PY) -m pytest -q
+
+lint: build ## rustfmt, clippy, ruff, mypy, stubtest
+	cargo fmt --check
+	cargo clippy --quiet --all-targets -- -D warnings
+	$(VENV)/bin/ruff check python tests benches scripts
+	$(VENV)/bin/ruff format --check python tests benches scripts
+	$(VENV)/bin/mypy
+	$(PY) -m mypy.stubtest fastnotebook._core
+
+format: setup ## Format Rust and Python sources
+	cargo fmt
+	$(VENV)/bin/ruff format python tests benches scripts
+	$(VENV)/bin/ruff check --fix python tests benches scripts
+
+demo: build ## Chunk the repository's own docs and print a summary
+	$(PY) -m fastnotebook demo
+
+bench: build ## Benchmarks against the references, same run
+	$(PY) benches/bench_chunking.py
+
+clean: ## Remove build products and the virtualenv
+	cargo clean
+	rm -rf $(VENV)

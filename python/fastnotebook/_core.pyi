@@ -1,0 +1,62 @@
+"""Type stubs for the compiled core. The public API is in the Python modules."""
+
+from typing import Literal
+
+_ContentTypeName = Literal["html", "markdown", "plain"]
+
+UNICODE_VERSION: str
+CHUNK_SIZE: int
+CHUNK_OVERLAP: int
+HIGH_CONFIDENCE_THRESHOLD: float
+
+class MarkupRejectedError(ValueError): ...
+class UnsupportedTextError(ValueError): ...
+
+def _char_class_bits(start: int, end: int) -> bytes: ...
+def detect_content_type_from_extension(file_path: str) -> _ContentTypeName | None: ...
+def detect_content_type_from_heuristics(text: str) -> tuple[_ContentTypeName, float]: ...
+def detect_content_type(
+    text: str, file_path: str | None = None
+) -> tuple[_ContentTypeName, _ContentTypeName | None, _ContentTypeName, float]: ...
+def chunk_text(
+    text: str,
+    content_type: str | None = None,
+    file_path: str | None = None,
+    chunk_size: int = 1500,
+    chunk_overlap: int = 225,
+) -> tuple[list[str], _ContentTypeName | None]: ...
+def chunk_texts(
+    texts: list[str],
+    content_types: list[str | None] | None = None,
+    file_paths: list[str | None] | None = None,
+    chunk_size: int = 1500,
+    chunk_overlap: int = 225,
+) -> list[list[str]]: ...
+
+class RecursiveSplitter:
+    def __new__(
+        cls,
+        chunk_size: int = 4000,
+        chunk_overlap: int = 200,
+        separators: list[str] | None = None,
+        keep_separator: bool | Literal["start", "end"] | None = None,
+        strip_whitespace: bool = True,
+    ) -> RecursiveSplitter: ...
+    def split_text(self, text: str) -> list[str]: ...
+
+class MarkdownHeaderSplitter:
+    def __new__(
+        cls,
+        headers_to_split_on: list[tuple[str, str]],
+        return_each_line: bool = False,
+        strip_headers: bool = True,
+    ) -> MarkdownHeaderSplitter: ...
+    def split_text(self, text: str) -> list[tuple[str, dict[str, str]]]: ...
+
+class HtmlHeaderSplitter:
+    def __new__(
+        cls,
+        headers_to_split_on: list[tuple[str, str]],
+        return_each_element: bool = False,
+    ) -> HtmlHeaderSplitter: ...
+    def split_text(self, text: str) -> list[tuple[str, dict[str, str]]]: ...

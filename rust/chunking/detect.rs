@@ -1,0 +1,420 @@
+//! Content-type detection: file extension first, then content heuristics.
+//!
+//! The heuristics are Open Notebook's regular expressions, evaluated with
+//! Python `re` semantics: `\s`, `\w` and `\d` are CPython's Unicode classes
+//! (see [`crate::unicode`]), `.` excludes only `\n`, `^` in multi-line mode
+//! matches only after `\n`. The `regex` crate's leftmost-first search gives the
+//! same matches as Python's backtracking engine for these patterns, in linear
+//! time. The scores are sums of the same constants in the same order, so the
+//! floats are bit-identical to the original's.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::unicode;
+
+/// How a text is split.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ContentType {
+    Html,
+    Markdown,
+    Plain,
+}
+
+impl ContentType {
+    /// The value of the Python enum member.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContentType::Html => "html",
+            ContentType::Markdown => "markdown",
+            ContentType::Plain => "plain",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "html" => Some(ContentType::Html),
+            "markdown" => Some(ContentType::Markdown),
+            "plain" => Some(ContentType::Plain),
+            _ => None,
+        }
+    }
+}
+
+/// Heuristic scores at or above this override a plain-text extension.
+pub const HIGH_CONFIDENCE_THRESHOLD: f64 = 0.8;
+/// Only this many leading characters are examined.
+const SAMPLE_CHARS: usize = 5000;
+
+const EXTENSIONS: &[(&str, ContentType)] = &[
+    (".html", ContentType::Html),
+    (".htm", ContentType::Html),
+    (".xhtml", ContentType::Html),
+    (".md", ContentType::Markdown),
+    (".markdown", ContentType::Markdown),
+    (".mdown", ContentType::Markdown),
+    (".mkd", ContentType::Markdown),
+    (".txt", ContentType::Plain),
+    (".text", ContentType::Plain),
+    (".py", ContentType::Plain),
+    (".js", ContentType::Plain),
+    (".ts", ContentType::Plain),
+    (".java", ContentType::Plain),
+    (".c", ContentType::Plain),
+    (".cpp", ContentType::Plain),
+    (".go", ContentType::Plain),
+    (".rs", ContentType::Plain),
+    (".rb", ContentType::Plain),
+    (".php", ContentType::Plain),
+    (".sh", ContentType::Plain),
+    (".bash", ContentType::Plain),
+    (".zsh", ContentType::Plain),
+    (".sql", ContentType::Plain),
+    (".json", ContentType::Plain),
+    (".yaml", ContentType::Plain),
+    (".yml", ContentType::Plain),
+    (".xml", ContentType::Plain),
+    (".csv", ContentType::Plain),
+    (".tsv", ContentType::Plain),
+];
+
+/// The file extensions that map to a content type, as the original's table.
+pub fn known_extensions() -> impl Iterator<Item = (&'static str, ContentType)> {
+    EXTENSIONS.iter().copied()
+}
+
+/// `pathlib.PurePosixPath(path).suffix`: the last component's final
+/// `.suffix`, where a leading dot (".bashrc") or a trailing one ("a.") does
+/// not count, and "." components are ignored.
+fn path_suffix(path: &str) -> &str {
+    let name = path
+        .split('/')
+        .rev()
+        .find(|part| !part.is_empty() && *part != ".")
+        .unwrap_or("");
+    match name.rfind('.') {
+        Some(i) if i > 0 && i + 1 < name.len() => &name[i..],
+        _ => "",
+    }
+}
+
+/// Content type from the file extension, case-insensitively (Python's
+/// `str.lower`, under which only U+212A KELVIN SIGN becomes a letter that an
+/// extension in the table contains).
+pub fn detect_from_extension(path: &str) -> Option<ContentType> {
+    let suffix = path_suffix(path);
+    let lowered: String = suffix
+        .chars()
+        .map(|c| {
+            if c == '\u{212A}' {
+                'k'
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
+        .collect();
+    EXTENSIONS
+        .iter()
+        .find(|(ext, _)| *ext == lowered)
+        .map(|&(_, ct)| ct)
+}
+
+/// A regex character class holding the given code point ranges.
+fn class_of(ranges: &[(u32, u32)]) -> String {
+    let mut class = String::from("[");
+    for &(lo, hi) in ranges {
+        class.push_str(&format!("\\x{{{lo:X}}}-\\x{{{hi:X}}}"));
+    }
+    class.push(']');
+    class
+}
+
+/// Compiles one of the heuristics' patterns after substituting `{S}`, `{W}`
+/// and `{D}` with Python's `\s`, `\w`, `\d`.
+fn python_re(pattern: &str) -> Regex {
+    // One pass over the pattern: the classes themselves contain braces.
+    let mut expanded = String::new();
+    let mut rest = pattern;
+    while let Some(at) = rest.find('{') {
+        expanded.push_str(&rest[..at]);
+        let ranges = match rest.get(at..at + 3) {
+            Some("{S}") => Some(unicode::SPACE_RANGES),
+            Some("{W}") => Some(unicode::WORD_RANGES),
+            Some("{D}") => Some(unicode::DECIMAL_RANGES),
+            _ => None,
+        };
+        match ranges {
+            Some(ranges) => {
+                expanded.push_str(&class_of(ranges));
+                rest = &rest[at + 3..];
+            }
+            None => {
+                expanded.push('{');
+                rest = &rest[at + 1..];
+            }
+        }
+    }
+    expanded.push_str(rest);
+    match Regex::new(&expanded) {
+        Ok(re) => re,
+        Err(e) => panic!("heuristic pattern {pattern} does not compile: {e}"),
+    }
+}
+
+struct Patterns {
+    doctype: Regex,
+    html_tag: Regex,
+    header_tag: Regex,
+    closing_tag: Regex,
+    md_header: Regex,
+    md_link: Regex,
+    md_fence: Regex,
+    md_inline_code: Regex,
+    md_bullet: Regex,
+    md_numbered: Regex,
+    md_emphasis: Regex,
+    md_quote: Regex,
+}
+
+// Python's IGNORECASE folds no non-ASCII character onto the letters of these
+// tags, so spelled-out ASCII case pairs are exact.
+static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| Patterns {
+    doctype: python_re("<![Dd][Oo][Cc][Tt][Yy][Pp][Ee]{S}+[Hh][Tt][Mm][Ll]"),
+    html_tag: python_re("<[Hh][Tt][Mm][Ll](?:{S}|>)"),
+    header_tag: python_re("<[Hh][1-6](?:{S}|>)"),
+    closing_tag: python_re("</{W}+>"),
+    md_header: python_re("(?m)^#{1,6}{S}+.+"),
+    md_link: python_re(r"\[.+?\]\(.+?\)"),
+    md_fence: python_re("(?m)^```"),
+    md_inline_code: python_re("`[^`]+`"),
+    md_bullet: python_re(r"(?m)^[\*\-\+]{S}+"),
+    md_numbered: python_re(r"(?m)^{D}+\.{S}+"),
+    md_emphasis: python_re(r"\*\*.+?\*\*|__.+?__"),
+    md_quote: python_re("(?m)^>{S}+"),
+});
+
+/// Whether `needle` (lowercase ASCII) occurs in `text` ignoring ASCII case,
+/// which is what `needle in text.lower()` finds for these needles.
+fn contains_ascii_ci(text: &str, needle: &str) -> bool {
+    let needle = needle.as_bytes();
+    text.as_bytes()
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle))
+}
+
+fn html_score(sample: &str) -> f64 {
+    let p = &*PATTERNS;
+    let mut score = 0.0;
+    let mut indicators = 0;
+    if p.doctype.is_match(sample) {
+        score += 0.4;
+        indicators += 1;
+    }
+    if p.html_tag.is_match(sample) {
+        score += 0.3;
+        indicators += 1;
+    }
+    for tag in ["<head", "<body", "<div", "<span", "<p>", "<table", "<form"] {
+        if contains_ascii_ci(sample, tag) {
+            score += 0.1;
+            indicators += 1;
+            if indicators >= 5 {
+                break;
+            }
+        }
+    }
+    if p.header_tag.is_match(sample) {
+        score += 0.15;
+    }
+    if p.closing_tag.is_match(sample) {
+        score += 0.1;
+    }
+    f64::min(score, 1.0)
+}
+
+fn markdown_score(sample: &str) -> f64 {
+    let p = &*PATTERNS;
+    let mut score = 0.0;
+    let headers = p.md_header.find_iter(sample).count();
+    if headers >= 3 {
+        score += 0.35;
+    } else if headers >= 1 {
+        score += 0.2;
+    }
+    let links = p.md_link.find_iter(sample).count();
+    if links >= 2 {
+        score += 0.25;
+    } else if links >= 1 {
+        score += 0.15;
+    }
+    if p.md_fence.is_match(sample) {
+        score += 0.2;
+    }
+    if p.md_inline_code.is_match(sample) {
+        score += 0.1;
+    }
+    let items = p.md_bullet.find_iter(sample).count() + p.md_numbered.find_iter(sample).count();
+    if items >= 3 {
+        score += 0.15;
+    } else if items >= 1 {
+        score += 0.08;
+    }
+    if p.md_emphasis.is_match(sample) {
+        score += 0.1;
+    }
+    if p.md_quote.is_match(sample) {
+        score += 0.1;
+    }
+    f64::min(score, 1.0)
+}
+
+/// The first `n` code points of `text`.
+fn prefix_chars(text: &str, n: usize) -> &str {
+    match text.char_indices().nth(n) {
+        Some((i, _)) => &text[..i],
+        None => text,
+    }
+}
+
+/// Content type and confidence from the text alone.
+pub fn detect_from_heuristics(text: &str) -> (ContentType, f64) {
+    let sample = prefix_chars(text, SAMPLE_CHARS);
+    if unicode::char_len(sample) < 10 {
+        return (ContentType::Plain, 0.5);
+    }
+    let html = html_score(sample);
+    if html >= HIGH_CONFIDENCE_THRESHOLD {
+        return (ContentType::Html, html);
+    }
+    let markdown = markdown_score(sample);
+    if markdown >= HIGH_CONFIDENCE_THRESHOLD {
+        return (ContentType::Markdown, markdown);
+    }
+    if html > markdown && html > 0.3 {
+        (ContentType::Html, html)
+    } else if markdown > 0.3 {
+        (ContentType::Markdown, markdown)
+    } else {
+        (ContentType::Plain, 0.6)
+    }
+}
+
+/// Everything `detect_content_type` decides, so callers can log as the
+/// original does.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Detection {
+    pub content_type: ContentType,
+    pub from_extension: Option<ContentType>,
+    pub heuristic: ContentType,
+    pub confidence: f64,
+}
+
+/// The extension decides, except that no extension defers to the heuristics
+/// and a plain-text extension yields to a confident heuristic.
+pub fn detect(text: &str, path: Option<&str>) -> Detection {
+    let from_extension = path.and_then(detect_from_extension);
+    let (heuristic, confidence) = detect_from_heuristics(text);
+    let content_type = match from_extension {
+        None => heuristic,
+        Some(ContentType::Plain) if confidence >= HIGH_CONFIDENCE_THRESHOLD => heuristic,
+        Some(ct) => ct,
+    };
+    Detection {
+        content_type,
+        from_extension,
+        heuristic,
+        confidence,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extensions_follow_pathlib_suffix() {
+        assert_eq!(
+            detect_from_extension("docs/a.HTML"),
+            Some(ContentType::Html)
+        );
+        assert_eq!(
+            detect_from_extension("notes.tar.md"),
+            Some(ContentType::Markdown)
+        );
+        assert_eq!(
+            detect_from_extension("x.M\u{212A}D"),
+            Some(ContentType::Markdown)
+        );
+        assert_eq!(
+            detect_from_extension("dir.md/"),
+            Some(ContentType::Markdown)
+        );
+        assert_eq!(detect_from_extension("a.md/."), Some(ContentType::Markdown));
+        assert_eq!(detect_from_extension(".md"), None);
+        assert_eq!(detect_from_extension("file."), None);
+        assert_eq!(detect_from_extension("a.md/.."), None);
+        assert_eq!(detect_from_extension("README"), None);
+        assert_eq!(detect_from_extension(""), None);
+        assert_eq!(detect_from_extension("x.docx"), None);
+    }
+
+    #[test]
+    fn short_text_is_plain_half_confident() {
+        assert_eq!(detect_from_heuristics("# a"), (ContentType::Plain, 0.5));
+        assert_eq!(
+            detect_from_heuristics("ééééééééé"),
+            (ContentType::Plain, 0.5)
+        );
+    }
+
+    #[test]
+    fn html_document_is_confident() {
+        let html = "<!DOCTYPE html><html><head></head><body><div><p>x</p></div></body></html>";
+        let (ct, score) = detect_from_heuristics(html);
+        assert_eq!(ct, ContentType::Html);
+        assert_eq!(score, 1.0);
+    }
+
+    #[test]
+    fn structural_loop_stops_at_five_indicators() {
+        // doctype + html + head + body + div = 5 indicators: span/p/table are
+        // not counted, then h1 (+0.15) and a closing tag (+0.1).
+        let html = "<!doctype html><html><head><body><div><span><p><table><h1>t</h1>";
+        let expected = f64::min(0.0 + 0.4 + 0.3 + 0.1 + 0.1 + 0.1 + 0.15 + 0.1, 1.0);
+        assert_eq!(html_score(html), expected);
+    }
+
+    #[test]
+    fn markdown_scores_sum_in_order() {
+        let md = "# Title\n\nSome `code` and [a](b) and [c](d).\n\n- one\n- two\n- three\n";
+        let expected = 0.0 + 0.2 + 0.25 + 0.1 + 0.15;
+        assert_eq!(markdown_score(md), expected);
+        assert_eq!(
+            detect_from_heuristics(md),
+            (ContentType::Markdown, expected)
+        );
+    }
+
+    #[test]
+    fn header_whitespace_may_span_lines() {
+        // `\s+` crosses the newline, so the first match swallows the second
+        // header line: two matches, not three.
+        assert_eq!(PATTERNS.md_header.find_iter("#\n# a\n# b").count(), 2);
+    }
+
+    #[test]
+    fn plain_extension_yields_only_to_confident_heuristics() {
+        let md = "# A\n## B\n### C\n[x](y) [z](w)\n```\ncode\n```\n";
+        assert_eq!(
+            detect(md, Some("a.txt")).content_type,
+            ContentType::Markdown
+        );
+        assert_eq!(
+            detect("plain words only here", Some("a.txt")).content_type,
+            ContentType::Plain
+        );
+        assert_eq!(detect(md, Some("a.html")).content_type, ContentType::Html);
+        assert_eq!(detect(md, None).content_type, ContentType::Markdown);
+    }
+}

@@ -1,0 +1,17 @@
+//! fastnotebook's core: the text preparation of Open Notebook's `utils`, in
+//! Rust. The algorithm modules know nothing of Python; `py` is the one thin
+//! bindings layer that the `fastnotebook._core` extension module exposes.
+
+pub mod chunking;
+pub mod error;
+pub mod text;
+pub mod unicode;
+
+mod py;
+
+use pyo3::prelude::*;
+
+#[pymodule(gil_used = false)]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    py::register(m)
+}

@@ -1,0 +1,318 @@
+//! Bindings for content-type detection, `chunk_text` and the three splitters.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use rayon::prelude::*;
+
+use super::text::PyText;
+use crate::chunking::detect::{self, ContentType};
+use crate::chunking::html::HtmlHeaderSplitter;
+use crate::chunking::markdown::MarkdownHeaderSplitter;
+use crate::chunking::recursive::{CharLength, KeepSeparator, RecursiveSplitter};
+use crate::chunking::{self, ChunkSizes, Chunks, Section};
+use crate::error::Result;
+
+fn content_type_arg(name: Option<&str>) -> PyResult<Option<ContentType>> {
+    name.map(|n| {
+        ContentType::from_name(n).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "content_type must be 'html', 'markdown' or 'plain', got {n:?}"
+            ))
+        })
+    })
+    .transpose()
+}
+
+fn sizes_arg(chunk_size: i64, chunk_overlap: i64) -> PyResult<ChunkSizes> {
+    if chunk_size <= 0 {
+        return Err(PyValueError::new_err(format!(
+            "chunk_size must be > 0, got {chunk_size}"
+        )));
+    }
+    if chunk_overlap < 0 {
+        return Err(PyValueError::new_err(format!(
+            "chunk_overlap must be >= 0, got {chunk_overlap}"
+        )));
+    }
+    Ok(ChunkSizes {
+        chunk_size: chunk_size as usize,
+        chunk_overlap: chunk_overlap as usize,
+        min_chunk_size: None,
+    })
+}
+
+#[pyfunction]
+fn detect_content_type_from_extension(file_path: PyText) -> Option<&'static str> {
+    detect::detect_from_extension(file_path.as_str()).map(ContentType::as_str)
+}
+
+#[pyfunction]
+fn detect_content_type_from_heuristics(text: PyText) -> (&'static str, f64) {
+    let (ct, confidence) = detect::detect_from_heuristics(text.as_str());
+    (ct.as_str(), confidence)
+}
+
+/// (chosen type, type from the extension, type from the heuristics, confidence)
+#[pyfunction]
+#[pyo3(signature = (text, file_path=None))]
+fn detect_content_type(
+    text: PyText,
+    file_path: Option<PyText>,
+) -> (&'static str, Option<&'static str>, &'static str, f64) {
+    let d = detect::detect(text.as_str(), file_path.as_ref().map(PyText::as_str));
+    (
+        d.content_type.as_str(),
+        d.from_extension.map(ContentType::as_str),
+        d.heuristic.as_str(),
+        d.confidence,
+    )
+}
+
+fn chunk_list<'py>(
+    py: Python<'py>,
+    text: &PyText,
+    chunks: &Chunks,
+) -> PyResult<Bound<'py, PyList>> {
+    let input = text.as_str();
+    let items = chunks
+        .chunks
+        .iter()
+        .map(|c| text.to_py(py, chunks.text(input, c)))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
+/// Chunks of one text and the content type it was split as (None when it
+/// needed no splitting).
+#[pyfunction]
+#[pyo3(signature = (text, content_type=None, file_path=None, chunk_size=1500, chunk_overlap=225))]
+fn chunk_text<'py>(
+    py: Python<'py>,
+    text: PyText,
+    content_type: Option<&str>,
+    file_path: Option<PyText>,
+    chunk_size: i64,
+    chunk_overlap: i64,
+) -> PyResult<(Bound<'py, PyList>, Option<&'static str>)> {
+    let content_type = content_type_arg(content_type)?;
+    let sizes = sizes_arg(chunk_size, chunk_overlap)?;
+    let path = file_path.as_ref().map(PyText::as_str);
+    let chunks =
+        py.detach(|| chunking::chunk_text(text.as_str(), content_type, path, sizes, &CharLength))?;
+    Ok((
+        chunk_list(py, &text, &chunks)?,
+        chunks.content_type.map(ContentType::as_str),
+    ))
+}
+
+/// `chunk_text` over many texts on all cores; the first error (in input
+/// order) is raised.
+#[pyfunction]
+#[pyo3(signature = (texts, content_types=None, file_paths=None, chunk_size=1500, chunk_overlap=225))]
+fn chunk_texts<'py>(
+    py: Python<'py>,
+    texts: Vec<PyText>,
+    content_types: Option<Vec<Option<String>>>,
+    file_paths: Option<Vec<Option<PyText>>>,
+    chunk_size: i64,
+    chunk_overlap: i64,
+) -> PyResult<Bound<'py, PyList>> {
+    let n = texts.len();
+    let types = match content_types {
+        Some(ts) if ts.len() != n => {
+            return Err(PyValueError::new_err(format!(
+                "content_types has {} entries for {n} texts",
+                ts.len()
+            )));
+        }
+        Some(ts) => ts
+            .iter()
+            .map(|t| content_type_arg(t.as_deref()))
+            .collect::<PyResult<_>>()?,
+        None => vec![None; n],
+    };
+    if let Some(paths) = &file_paths
+        && paths.len() != n
+    {
+        return Err(PyValueError::new_err(format!(
+            "file_paths has {} entries for {n} texts",
+            paths.len()
+        )));
+    }
+    let sizes = sizes_arg(chunk_size, chunk_overlap)?;
+    let path_of = |i: usize| {
+        file_paths
+            .as_ref()
+            .and_then(|p| p[i].as_ref())
+            .map(PyText::as_str)
+    };
+    let results: Vec<Result<Chunks>> = py.detach(|| {
+        (0..n)
+            .into_par_iter()
+            .map(|i| {
+                chunking::chunk_text(texts[i].as_str(), types[i], path_of(i), sizes, &CharLength)
+            })
+            .collect()
+    });
+    let lists = results
+        .into_iter()
+        .zip(&texts)
+        .map(|(chunks, text)| chunk_list(py, text, &chunks?))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, lists)
+}
+
+fn sections_to_py<'py>(
+    py: Python<'py>,
+    text: &PyText,
+    sections: Vec<Section>,
+) -> PyResult<Bound<'py, PyList>> {
+    let items = sections
+        .into_iter()
+        .map(|section| {
+            let metadata = PyDict::new(py);
+            for (name, value) in &section.metadata {
+                metadata.set_item(name, text.to_py(py, value)?)?;
+            }
+            Ok((text.to_py(py, &section.content)?, metadata))
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
+fn keep_separator_arg(value: &Bound<'_, PyAny>) -> PyResult<KeepSeparator> {
+    if let Ok(flag) = value.cast::<pyo3::types::PyBool>() {
+        return Ok(if flag.is_true() {
+            KeepSeparator::Start
+        } else {
+            KeepSeparator::Discard
+        });
+    }
+    match value.extract::<&str>() {
+        Ok("start") => Ok(KeepSeparator::Start),
+        Ok("end") => Ok(KeepSeparator::End),
+        _ => Err(PyValueError::new_err(format!(
+            "keep_separator must be True, False, 'start' or 'end', got {}",
+            value.repr()?
+        ))),
+    }
+}
+
+/// langchain's `RecursiveCharacterTextSplitter` with literal separators and
+/// `len` as the length function.
+#[pyclass(frozen, name = "RecursiveSplitter", module = "fastnotebook._core")]
+struct PyRecursiveSplitter {
+    inner: RecursiveSplitter,
+}
+
+#[pymethods]
+impl PyRecursiveSplitter {
+    #[new]
+    #[pyo3(signature = (chunk_size=4000, chunk_overlap=200, separators=None, keep_separator=None, strip_whitespace=true))]
+    fn new(
+        chunk_size: i64,
+        chunk_overlap: i64,
+        separators: Option<Vec<String>>,
+        keep_separator: Option<&Bound<'_, PyAny>>,
+        strip_whitespace: bool,
+    ) -> PyResult<Self> {
+        let sizes = sizes_arg(chunk_size, chunk_overlap)?;
+        let keep = keep_separator.map_or(Ok(KeepSeparator::Start), keep_separator_arg)?;
+        let inner = RecursiveSplitter::new(
+            sizes.chunk_size,
+            sizes.chunk_overlap,
+            separators.unwrap_or_default(),
+            keep,
+            strip_whitespace,
+        )?;
+        Ok(Self { inner })
+    }
+
+    fn split_text<'py>(&self, py: Python<'py>, text: PyText) -> PyResult<Bound<'py, PyList>> {
+        let pieces = py.detach(|| self.inner.split(text.as_str(), &CharLength));
+        let mut chunks = Chunks::default();
+        for piece in pieces {
+            let (source, range) = match piece {
+                chunking::recursive::Piece::Span(r) => (chunking::Source::Input, r),
+                chunking::recursive::Piece::Text(t) => {
+                    chunks.sections.push(t);
+                    let i = chunks.sections.len() - 1;
+                    (chunking::Source::Section(i), 0..chunks.sections[i].len())
+                }
+            };
+            chunks.chunks.push(chunking::Chunk { source, range });
+        }
+        chunk_list(py, &text, &chunks)
+    }
+}
+
+/// langchain's `MarkdownHeaderTextSplitter`: `split_text` returns
+/// `(page_content, metadata)` pairs.
+#[pyclass(frozen, name = "MarkdownHeaderSplitter", module = "fastnotebook._core")]
+struct PyMarkdownHeaderSplitter {
+    inner: MarkdownHeaderSplitter,
+}
+
+#[pymethods]
+impl PyMarkdownHeaderSplitter {
+    #[new]
+    #[pyo3(signature = (headers_to_split_on, return_each_line=false, strip_headers=true))]
+    fn new(
+        headers_to_split_on: Vec<(String, String)>,
+        return_each_line: bool,
+        strip_headers: bool,
+    ) -> PyResult<Self> {
+        let inner =
+            MarkdownHeaderSplitter::new(headers_to_split_on, return_each_line, strip_headers)?;
+        Ok(Self { inner })
+    }
+
+    fn split_text<'py>(&self, py: Python<'py>, text: PyText) -> PyResult<Bound<'py, PyList>> {
+        let sections = py.detach(|| self.inner.split(text.as_str()));
+        sections_to_py(py, &text, sections)
+    }
+}
+
+/// langchain's `HTMLHeaderTextSplitter` (BeautifulSoup with `html.parser`):
+/// `split_text` returns `(page_content, metadata)` pairs.
+#[pyclass(frozen, name = "HtmlHeaderSplitter", module = "fastnotebook._core")]
+struct PyHtmlHeaderSplitter {
+    inner: HtmlHeaderSplitter,
+}
+
+#[pymethods]
+impl PyHtmlHeaderSplitter {
+    #[new]
+    #[pyo3(signature = (headers_to_split_on, return_each_element=false))]
+    fn new(
+        headers_to_split_on: Vec<(String, String)>,
+        return_each_element: bool,
+    ) -> PyResult<Self> {
+        let inner = HtmlHeaderSplitter::new(headers_to_split_on, return_each_element)?;
+        Ok(Self { inner })
+    }
+
+    fn split_text<'py>(&self, py: Python<'py>, text: PyText) -> PyResult<Bound<'py, PyList>> {
+        let sections = py.detach(|| self.inner.split(text.as_str()))?;
+        sections_to_py(py, &text, sections)
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("CHUNK_SIZE", ChunkSizes::CHARS.chunk_size)?;
+    m.add("CHUNK_OVERLAP", ChunkSizes::CHARS.chunk_overlap)?;
+    m.add(
+        "HIGH_CONFIDENCE_THRESHOLD",
+        detect::HIGH_CONFIDENCE_THRESHOLD,
+    )?;
+    m.add_function(wrap_pyfunction!(detect_content_type_from_extension, m)?)?;
+    m.add_function(wrap_pyfunction!(detect_content_type_from_heuristics, m)?)?;
+    m.add_function(wrap_pyfunction!(detect_content_type, m)?)?;
+    m.add_function(wrap_pyfunction!(chunk_text, m)?)?;
+    m.add_function(wrap_pyfunction!(chunk_texts, m)?)?;
+    m.add_class::<PyRecursiveSplitter>()?;
+    m.add_class::<PyMarkdownHeaderSplitter>()?;
+    m.add_class::<PyHtmlHeaderSplitter>()?;
+    Ok(())
+}
