@@ -1,15 +1,19 @@
-//! Python strings that Rust strings cannot hold.
+//! Python strings as Rust text, and back.
 //!
-//! A Python `str` may contain lone surrogates (U+D800..U+DFFF); a Rust `&str`
-//! may not. CPython encodes them with the `surrogatepass` error handler as
-//! three-byte sequences. [`decode_surrogatepass`] turns such bytes into a
-//! `String` by mapping every surrogate to a private-use character that does
-//! not otherwise occur in the text, one for one, so that code-point counts
-//! and character classes (neither is space, word, digit or printable) stay
-//! exactly as Python sees them; [`SurrogateMap::restore`] undoes the mapping
-//! on the way out. Nothing is lost.
+//! CPython stores a `str` as Latin-1, UCS-2 or UCS-4 code units (PEP 393).
+//! The core works on UTF-8, so non-ASCII strings are transcoded once, here,
+//! with an ASCII fast path (much faster than CPython's own UTF-8 encoder,
+//! and it needs no UTF-8 copy cached on the `str` object).
+//!
+//! A Python `str` may also hold lone surrogates (U+D800..U+DFFF), which a Rust
+//! `str` may not. Each is mapped to a private-use character that does not
+//! otherwise occur in the text, one for one, so that code-point counts and
+//! character classes (neither is space, word, digit or printable) stay exactly
+//! as Python sees them; [`SurrogateMap::restore`] undoes the mapping on the way
+//! out. Nothing is lost.
 
 use crate::error::{Error, Result};
+use crate::unicode;
 
 const SURROGATES: u32 = 0xD800;
 const SURROGATE_COUNT: u32 = 0x800;
@@ -37,51 +41,81 @@ impl SurrogateMap {
             .then(|| cp - self.base + SURROGATES)
     }
 
-    /// Whether `s` holds any placeholder (a cheap test: they are four-byte
-    /// characters of planes 15-16, which start with 0xF3 or 0xF4).
+    /// Whether `s` holds any placeholder (a cheap test first: they are
+    /// four-byte characters of planes 15-16, which start with 0xF3 or 0xF4).
     pub fn touches(self, s: &str) -> bool {
         s.bytes().any(|b| b >= 0xF3) && s.chars().any(|c| self.surrogate_of(c).is_some())
     }
 
-    /// `s` with placeholders turned back into surrogates, as CPython's
-    /// `surrogatepass` UTF-8.
-    pub fn restore(self, s: &str) -> Vec<u8> {
-        let mut out = Vec::with_capacity(s.len());
-        for c in s.chars() {
-            match self.surrogate_of(c) {
-                Some(sur) => out.extend_from_slice(&[
-                    0xE0 | (sur >> 12) as u8,
-                    0x80 | ((sur >> 6) & 0x3F) as u8,
-                    0x80 | (sur & 0x3F) as u8,
-                ]),
-                None => out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
-            }
-        }
-        out
+    /// The code points of `s`, placeholders turned back into surrogates.
+    pub fn restore(self, s: &str) -> Vec<u32> {
+        s.chars()
+            .map(|c| self.surrogate_of(c).unwrap_or(c as u32))
+            .collect()
     }
 }
 
-/// Decodes CPython's `str.encode("utf-8", "surrogatepass")`; the map is
-/// `None` when the text held no surrogate.
-pub fn decode_surrogatepass(bytes: &[u8]) -> Result<(String, Option<SurrogateMap>)> {
+/// The code units of a CPython `str`.
+#[derive(Clone, Copy, Debug)]
+pub enum CodeUnits<'a> {
+    Latin1(&'a [u8]),
+    Ucs2(&'a [u16]),
+    Ucs4(&'a [u32]),
+}
+
+/// UTF-8 for the given code units, and the surrogate map when any was found.
+pub fn transcode(units: CodeUnits<'_>) -> Result<(String, Option<SurrogateMap>)> {
+    match units {
+        CodeUnits::Latin1(u) => Ok((utf8_of(u, None)?, None)),
+        CodeUnits::Ucs2(u) => with_surrogates(u),
+        CodeUnits::Ucs4(u) => with_surrogates(u),
+    }
+}
+
+trait Unit: Copy {
+    fn code_point(self) -> u32;
+}
+
+impl Unit for u8 {
+    #[inline(always)]
+    fn code_point(self) -> u32 {
+        u32::from(self)
+    }
+}
+
+impl Unit for u16 {
+    #[inline(always)]
+    fn code_point(self) -> u32 {
+        u32::from(self)
+    }
+}
+
+impl Unit for u32 {
+    #[inline(always)]
+    fn code_point(self) -> u32 {
+        self
+    }
+}
+
+fn is_surrogate(cp: u32) -> bool {
+    (SURROGATES..SURROGATES + SURROGATE_COUNT).contains(&cp)
+}
+
+fn with_surrogates<U: Unit>(units: &[U]) -> Result<(String, Option<SurrogateMap>)> {
+    match utf8_of(units, None) {
+        Err(Error::UnsupportedText(_)) => {}
+        done => return done.map(|text| (text, None)),
+    }
+    // Rare: lone surrogates. Pick a window no character of the text uses.
     let mut used_windows: u64 = 0;
-    let mut has_surrogate = false;
-    for_each_piece(bytes, |piece| match piece {
-        Piece::Text(text) => {
-            for c in text.chars().filter(|&c| c as u32 >= WINDOW_PLANES[0]) {
-                let cp = c as u32;
-                let plane = u32::from(cp >= WINDOW_PLANES[1]);
-                let window = (cp - WINDOW_PLANES[plane as usize]) / SURROGATE_COUNT;
-                used_windows |= 1 << (plane * WINDOWS_PER_PLANE + window);
-            }
-        }
-        Piece::Surrogate(_) => has_surrogate = true,
-    })?;
-    if !has_surrogate {
-        // Valid UTF-8 after all.
-        let text = String::from_utf8(bytes.to_vec())
-            .map_err(|e| Error::UnsupportedText(format!("invalid UTF-8: {e}")))?;
-        return Ok((text, None));
+    for cp in units
+        .iter()
+        .map(|u| u.code_point())
+        .filter(|&cp| cp >= WINDOW_PLANES[0])
+    {
+        let plane = u32::from(cp >= WINDOW_PLANES[1]);
+        let window = (cp - WINDOW_PLANES[plane as usize]) / SURROGATE_COUNT;
+        used_windows |= 1 << (plane * WINDOWS_PER_PLANE + window);
     }
     let free = (0..2 * WINDOWS_PER_PLANE)
         .find(|w| used_windows & (1 << w) == 0)
@@ -96,99 +130,138 @@ pub fn decode_surrogatepass(bytes: &[u8]) -> Result<(String, Option<SurrogateMap
         base: WINDOW_PLANES[(free / WINDOWS_PER_PLANE) as usize]
             + (free % WINDOWS_PER_PLANE) * SURROGATE_COUNT,
     };
-    let mut out = String::with_capacity(bytes.len() + bytes.len() / 3);
-    for_each_piece(bytes, |piece| match piece {
-        Piece::Text(text) => out.push_str(text),
-        Piece::Surrogate(s) => out.push(map.placeholder(s)),
-    })?;
-    Ok((out, Some(map)))
+    Ok((utf8_of(units, Some(map))?, Some(map)))
 }
 
-enum Piece<'a> {
-    Text(&'a str),
-    Surrogate(u32),
-}
-
-fn for_each_piece<'a>(mut bytes: &'a [u8], mut f: impl FnMut(Piece<'a>)) -> Result<()> {
-    while !bytes.is_empty() {
-        match std::str::from_utf8(bytes) {
-            Ok(text) => {
-                f(Piece::Text(text));
-                return Ok(());
-            }
-            Err(e) => {
-                let valid = e.valid_up_to();
-                // The prefix was just validated.
-                f(Piece::Text(
-                    std::str::from_utf8(&bytes[..valid]).unwrap_or(""),
-                ));
-                let rest = &bytes[valid..];
-                match rest {
-                    [0xED, b1 @ 0xA0..=0xBF, b2 @ 0x80..=0xBF, ..] => {
-                        let s = 0xD000 | (u32::from(b1 & 0x3F) << 6) | u32::from(b2 & 0x3F);
-                        f(Piece::Surrogate(s));
-                        bytes = &rest[3..];
-                    }
-                    _ => {
-                        return Err(Error::UnsupportedText(format!(
-                            "invalid UTF-8 at byte {valid}"
-                        )));
-                    }
-                }
-            }
+fn utf8_of<U: Unit>(units: &[U], map: Option<SurrogateMap>) -> Result<String> {
+    const BLOCK: usize = 32;
+    let mut out: Vec<u8> = Vec::with_capacity(units.len() + units.len() / 4);
+    let mut blocks = units.chunks_exact(BLOCK);
+    for block in blocks.by_ref() {
+        // Branch-free OR of the block vectorises; most text is ASCII runs.
+        if block.iter().fold(0, |acc, u| acc | u.code_point()) < 0x80 {
+            out.extend(block.iter().map(|u| u.code_point() as u8));
+        } else {
+            push_units(&mut out, block, map)?;
         }
     }
+    push_units(&mut out, blocks.remainder(), map)?;
+    // Only whole UTF-8 encodings of chars were pushed.
+    String::from_utf8(out).map_err(|e| Error::UnsupportedText(format!("transcoding failed: {e}")))
+}
+
+fn push_units<U: Unit>(out: &mut Vec<u8>, units: &[U], map: Option<SurrogateMap>) -> Result<()> {
+    for u in units {
+        let cp = u.code_point();
+        if cp < 0x80 {
+            out.push(cp as u8);
+            continue;
+        }
+        let c = match (char::from_u32(cp), map) {
+            (Some(c), _) => c,
+            (None, Some(map)) if is_surrogate(cp) => map.placeholder(cp),
+            _ => {
+                return Err(Error::UnsupportedText(format!(
+                    "code point {cp:#x} is not a character"
+                )));
+            }
+        };
+        out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+    }
     Ok(())
+}
+
+/// Converts byte offsets of a text into code-point offsets (Python indices);
+/// cheap when the offsets asked for mostly increase.
+#[derive(Clone, Debug)]
+pub struct CharOffsets<'a> {
+    text: &'a str,
+    byte: usize,
+    chars: usize,
+}
+
+impl<'a> CharOffsets<'a> {
+    pub fn new(text: &'a str) -> Self {
+        Self {
+            text,
+            byte: 0,
+            chars: 0,
+        }
+    }
+
+    /// The code-point index of byte offset `byte` (a character boundary).
+    pub fn of(&mut self, byte: usize) -> usize {
+        if byte < self.byte {
+            self.byte = 0;
+            self.chars = 0;
+        }
+        let span = self.text.get(self.byte..byte).unwrap_or("");
+        self.chars += unicode::char_len(span);
+        self.byte = byte;
+        self.chars
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn surrogatepass(units: &[u32]) -> Vec<u8> {
-        let mut out = Vec::new();
-        for &u in units {
-            match char::from_u32(u) {
-                Some(c) => out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
-                None => out.extend_from_slice(&[
-                    0xE0 | (u >> 12) as u8,
-                    0x80 | ((u >> 6) & 0x3F) as u8,
-                    0x80 | (u & 0x3F) as u8,
-                ]),
-            }
-        }
-        out
+    #[test]
+    fn latin1_and_ucs_transcode_to_utf8() {
+        let latin1: Vec<u8> = "café and more text than one block"
+            .chars()
+            .map(|c| c as u8)
+            .collect();
+        assert_eq!(
+            transcode(CodeUnits::Latin1(&latin1)).expect("ok").0,
+            "café and more text than one block"
+        );
+        let ucs2: Vec<u16> = "snow ☃ everywhere, and a long ASCII tail"
+            .encode_utf16()
+            .collect();
+        assert_eq!(
+            transcode(CodeUnits::Ucs2(&ucs2)).expect("ok").0,
+            "snow ☃ everywhere, and a long ASCII tail"
+        );
+        let ucs4: Vec<u32> = "clef 𝄞!".chars().map(|c| c as u32).collect();
+        assert_eq!(
+            transcode(CodeUnits::Ucs4(&ucs4)).expect("ok"),
+            ("clef 𝄞!".to_string(), None)
+        );
     }
 
     #[test]
-    fn plain_utf8_needs_no_map() {
-        let (text, map) = decode_surrogatepass("héllo".as_bytes()).expect("decodes");
-        assert_eq!(text, "héllo");
-        assert_eq!(map, None);
-    }
-
-    #[test]
-    fn surrogates_round_trip_one_char_each() {
-        let bytes = surrogatepass(&[0x61, 0xD800, 0x62, 0xDFFF, 0xDBFF, 0xDC00]);
-        let (text, map) = decode_surrogatepass(&bytes).expect("decodes");
+    fn surrogates_map_one_char_each_and_restore() {
+        let units = [0x61, 0xD800, 0x62, 0xDFFF, 0xDBFF, 0xDC00];
+        let (text, map) = transcode(CodeUnits::Ucs2(&units)).expect("ok");
         let map = map.expect("has surrogates");
         assert_eq!(text.chars().count(), 6);
         assert!(map.touches(&text));
-        assert_eq!(map.restore(&text), bytes);
+        assert!(!map.touches("plain"));
+        assert_eq!(
+            map.restore(&text),
+            units.iter().map(|&u| u32::from(u)).collect::<Vec<_>>()
+        );
     }
 
     #[test]
     fn placeholders_avoid_characters_already_present() {
-        let bytes = surrogatepass(&[0xF0000, 0xD800]);
-        let (text, map) = decode_surrogatepass(&bytes).expect("decodes");
+        let units = [0xF0000, 0xD800];
+        let (text, map) = transcode(CodeUnits::Ucs4(&units)).expect("ok");
         let map = map.expect("has surrogates");
         assert_eq!(text.chars().next(), Some('\u{F0000}'));
         assert_ne!(text.chars().nth(1), Some('\u{F0000}'));
-        assert_eq!(map.restore(&text), bytes);
+        assert_eq!(map.restore(&text), units);
     }
 
     #[test]
-    fn invalid_bytes_are_an_error() {
-        assert!(decode_surrogatepass(&[0x61, 0xFF]).is_err());
+    fn char_offsets_follow_code_points() {
+        let text = "aé☃𝄞b";
+        let mut offsets = CharOffsets::new(text);
+        assert_eq!(offsets.of(1), 1);
+        assert_eq!(offsets.of(3), 2);
+        assert_eq!(offsets.of(10), 4);
+        assert_eq!(offsets.of(0), 0);
+        assert_eq!(offsets.of(text.len()), 5);
     }
 }

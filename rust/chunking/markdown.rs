@@ -27,6 +27,8 @@ pub struct MarkdownHeaderSplitter {
     /// Longest marker first, so "###" is tried before "#".
     headers: Vec<Header>,
     names: Vec<String>,
+    /// First bytes of the markers: most lines are rejected on their first byte.
+    marker_starts: Vec<u8>,
     return_each_line: bool,
     strip_headers: bool,
 }
@@ -70,37 +72,39 @@ impl MarkdownHeaderSplitter {
         }
         // Stable, like Python's `sorted`: equal lengths keep their order.
         headers.sort_by_key(|h| std::cmp::Reverse(h.marker.chars().count()));
+        let mut marker_starts: Vec<u8> = headers.iter().map(|h| h.marker.as_bytes()[0]).collect();
+        marker_starts.sort_unstable();
+        marker_starts.dedup();
         Ok(Self {
             headers,
             names,
+            marker_starts,
             return_each_line,
             strip_headers,
         })
     }
 
     pub fn split(&self, text: &str) -> Vec<Section> {
-        let blocks = self.blocks(text);
-        if self.return_each_line {
-            return blocks.into_iter().map(|b| self.section(b)).collect();
-        }
-        self.aggregate(blocks)
-            .into_iter()
-            .map(|b| self.section(b))
-            .collect()
-    }
-
-    fn section(&self, block: Block) -> Section {
-        Section {
-            content: block.content,
-            metadata: block
-                .metadata
-                .into_iter()
-                .map(|(name, value)| (self.names[name].clone(), value))
-                .collect(),
-        }
+        let pass = self.read(text);
+        let groups: Vec<Group> = if self.return_each_line {
+            pass.blocks
+                .iter()
+                .map(|b| Group {
+                    blocks: b.index..b.index + 1,
+                    meta: b.meta,
+                })
+                .collect()
+        } else {
+            self.aggregate(&pass)
+        };
+        groups.iter().map(|g| pass.section(self, g)).collect()
     }
 
     fn header_at(&self, line: &str) -> Option<&Header> {
+        let first = *line.as_bytes().first()?;
+        if !self.marker_starts.contains(&first) {
+            return None;
+        }
         self.headers.iter().find(|h| {
             line.starts_with(h.marker.as_str())
                 && (line.len() == h.marker.len() || line.as_bytes()[h.marker.len()] == b' ')
@@ -108,81 +112,111 @@ impl MarkdownHeaderSplitter {
     }
 
     /// The line-by-line pass: blocks of lines and the headers above them.
-    fn blocks(&self, text: &str) -> Vec<Block> {
-        let mut blocks = Vec::new();
-        let mut lines: Vec<Cow<'_, str>> = Vec::new();
-        let mut metadata = Meta::default();
+    fn read<'t>(&self, text: &'t str) -> Pass<'t> {
+        let mut pass = Pass {
+            lines: Vec::new(),
+            blocks: Vec::new(),
+            metas: vec![Meta::default()],
+        };
+        let mut block_start = 0;
         let mut stack: Vec<(usize, usize)> = Vec::new(); // (level, name)
         let mut fence: Option<&'static str> = None;
 
-        for raw in text.split('\n') {
+        for raw in lines_of(text) {
             let line = printable(unicode::strip(raw));
+            let may_fence = matches!(line.as_bytes().first(), Some(b'`' | b'~'));
             match fence {
+                _ if !may_fence => {}
                 None if line.starts_with("```") && count(&line, "```") == 1 => fence = Some("```"),
                 None if line.starts_with("~~~") => fence = Some("~~~"),
                 Some(f) if line.starts_with(f) => fence = None,
                 _ => {}
             }
             if fence.is_some() {
-                lines.push(line);
+                pass.lines.push(line);
                 continue;
             }
             if let Some(header) = self.header_at(&line) {
                 // The block before the header keeps the metadata it was read under.
-                flush(&mut lines, &metadata, &mut blocks);
+                pass.close_block(&mut block_start);
+                let mut meta = pass.metas[pass.metas.len() - 1].clone();
                 while stack
                     .last()
                     .is_some_and(|&(level, _)| level >= header.level)
                 {
                     if let Some((_, name)) = stack.pop() {
-                        metadata.remove(name);
+                        meta.remove(name);
                     }
                 }
                 stack.push((header.level, header.name));
                 let title = unicode::strip(&line[header.marker.len()..]).to_string();
-                metadata.set(header.name, title);
+                meta.set(header.name, title);
+                pass.metas.push(meta);
                 if !self.strip_headers {
-                    lines.push(line);
+                    pass.lines.push(line);
                 }
             } else if !line.is_empty() {
-                lines.push(line);
+                pass.lines.push(line);
             } else {
-                flush(&mut lines, &metadata, &mut blocks);
+                pass.close_block(&mut block_start);
             }
         }
-        flush(&mut lines, &metadata, &mut blocks);
-        blocks
+        pass.close_block(&mut block_start);
+        pass
     }
 
     /// Joins consecutive blocks with equal metadata, and a header with the
     /// deeper block right after it when headers are kept.
-    fn aggregate(&self, blocks: Vec<Block>) -> Vec<Block> {
-        let mut out: Vec<Block> = Vec::with_capacity(blocks.len());
-        for block in blocks {
+    fn aggregate(&self, pass: &Pass<'_>) -> Vec<Group> {
+        let mut out: Vec<Group> = Vec::with_capacity(pass.blocks.len());
+        for block in &pass.blocks {
             if let Some(last) = out.last_mut() {
-                let same = last.metadata.same_as(&block.metadata);
+                let (a, b) = (&pass.metas[last.meta], &pass.metas[block.meta]);
+                let same = last.meta == block.meta || a.same_as(b);
                 let header_above = !same
-                    && last.metadata.len() < block.metadata.len()
-                    && last_line_is_header(&last.content)
+                    && a.len() < b.len()
+                    && pass.last_line(last).starts_with('#')
                     && !self.strip_headers;
                 if same || header_above {
-                    last.content.push_str("  \n");
-                    last.content.push_str(&block.content);
+                    last.blocks.end = block.index + 1;
                     if header_above {
-                        last.metadata = block.metadata;
+                        last.meta = block.meta;
                     }
                     continue;
                 }
             }
-            out.push(block);
+            out.push(Group {
+                blocks: block.index..block.index + 1,
+                meta: block.meta,
+            });
         }
         out
     }
 }
 
+/// The lines of a text, as `str.split("\n")`.
+fn lines_of(text: &str) -> impl Iterator<Item = &str> {
+    let mut start = 0;
+    memchr::memchr_iter(b'\n', text.as_bytes())
+        .map(Some)
+        .chain(std::iter::once(None))
+        .map(move |nl| {
+            let end = nl.unwrap_or(text.len());
+            let line = &text[start..end];
+            start = end + 1;
+            line
+        })
+}
+
 /// Python's `"".join(filter(str.isprintable, line))`.
 fn printable(line: &str) -> Cow<'_, str> {
-    if line.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+    // Branch-free per block, so that it vectorises: most lines are plain ASCII.
+    let ascii_printable = line.as_bytes().chunks(32).all(|block| {
+        block
+            .iter()
+            .fold(true, |ok, &b| ok & (0x20..0x7f).contains(&b))
+    });
+    if ascii_printable {
         return Cow::Borrowed(line);
     }
     if line.chars().all(unicode::is_printable) {
@@ -196,35 +230,80 @@ fn count(haystack: &str, needle: &str) -> usize {
     memmem::find_iter(haystack.as_bytes(), needle.as_bytes()).count()
 }
 
-fn last_line_is_header(content: &str) -> bool {
-    content
-        .rsplit('\n')
-        .next()
-        .is_some_and(|l| l.starts_with('#'))
+/// What the line pass found: every kept line, the blocks (runs of lines)
+/// and the metadata versions they were read under.
+struct Pass<'t> {
+    lines: Vec<Cow<'t, str>>,
+    blocks: Vec<Block>,
+    /// Each header line makes a new version; blocks point at one.
+    metas: Vec<Meta>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 struct Block {
-    content: String,
-    metadata: Meta,
+    /// Position in `Pass::blocks`.
+    index: usize,
+    /// Lines `start..end` of `Pass::lines`.
+    start: usize,
+    end: usize,
+    meta: usize,
 }
 
-fn flush(lines: &mut Vec<Cow<'_, str>>, metadata: &Meta, blocks: &mut Vec<Block>) {
-    if lines.is_empty() {
-        return;
-    }
-    let size = lines.iter().map(|l| l.len() + 1).sum();
-    let mut content = String::with_capacity(size);
-    for (i, line) in lines.drain(..).enumerate() {
-        if i > 0 {
-            content.push('\n');
+/// Consecutive blocks that become one section.
+#[derive(Clone, Debug)]
+struct Group {
+    blocks: std::ops::Range<usize>,
+    meta: usize,
+}
+
+impl Pass<'_> {
+    fn close_block(&mut self, block_start: &mut usize) {
+        if self.lines.len() > *block_start {
+            self.blocks.push(Block {
+                index: self.blocks.len(),
+                start: *block_start,
+                end: self.lines.len(),
+                meta: self.metas.len() - 1,
+            });
+            *block_start = self.lines.len();
         }
-        content.push_str(&line);
     }
-    blocks.push(Block {
-        content,
-        metadata: metadata.clone(),
-    });
+
+    /// The last line of a group's text.
+    fn last_line(&self, group: &Group) -> &str {
+        let block = &self.blocks[group.blocks.end - 1];
+        let line = &self.lines[block.end - 1];
+        // A line may hold no '\n'; a stripped line never does.
+        line.rsplit('\n').next().unwrap_or("")
+    }
+
+    /// Lines of a block joined with "\n", blocks joined with "  \n".
+    fn section(&self, splitter: &MarkdownHeaderSplitter, group: &Group) -> Section {
+        let blocks = &self.blocks[group.blocks.clone()];
+        let size: usize = blocks
+            .iter()
+            .flat_map(|b| &self.lines[b.start..b.end])
+            .map(|l| l.len() + 3)
+            .sum();
+        let mut content = String::with_capacity(size);
+        for (i, block) in blocks.iter().enumerate() {
+            if i > 0 {
+                content.push_str("  \n");
+            }
+            for (j, line) in self.lines[block.start..block.end].iter().enumerate() {
+                if j > 0 {
+                    content.push('\n');
+                }
+                content.push_str(line);
+            }
+        }
+        let metadata = self.metas[group.meta]
+            .0
+            .iter()
+            .map(|(name, value)| (splitter.names[*name].clone(), value.clone()))
+            .collect();
+        Section { content, metadata }
+    }
 }
 
 /// A small insertion-ordered dict from header name index to header text.
@@ -250,14 +329,6 @@ impl Meta {
     /// Python dict equality: same keys and values, in any order.
     fn same_as(&self, other: &Meta) -> bool {
         self.0.len() == other.0.len() && self.0.iter().all(|entry| other.0.contains(entry))
-    }
-}
-
-impl IntoIterator for Meta {
-    type Item = (usize, String);
-    type IntoIter = std::vec::IntoIter<(usize, String)>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.0.into_iter()
     }
 }
 

@@ -10,7 +10,7 @@ use crate::chunking::detect::{self, ContentType};
 use crate::chunking::html::HtmlHeaderSplitter;
 use crate::chunking::markdown::MarkdownHeaderSplitter;
 use crate::chunking::recursive::{CharLength, KeepSeparator, RecursiveSplitter};
-use crate::chunking::{self, ChunkSizes, Chunks, Section};
+use crate::chunking::{self, ChunkSizes, Chunks, Section, Source};
 use crate::error::Result;
 
 fn content_type_arg(name: Option<&str>) -> PyResult<Option<ContentType>> {
@@ -74,11 +74,21 @@ fn chunk_list<'py>(
     text: &PyText,
     chunks: &Chunks,
 ) -> PyResult<Bound<'py, PyList>> {
-    let input = text.as_str();
+    let input_ranges = chunks
+        .chunks
+        .iter()
+        .filter(|c| c.source == Source::Input)
+        .map(|c| c.range.clone());
+    let mut slices = text.slices(py, input_ranges)?.into_iter();
     let items = chunks
         .chunks
         .iter()
-        .map(|c| text.to_py(py, chunks.text(input, c)))
+        .map(|c| match c.source {
+            Source::Input => slices
+                .next()
+                .ok_or_else(|| PyValueError::new_err("internal error: missing chunk slice")),
+            Source::Section(i) => text.to_py(py, &chunks.sections[i][c.range.clone()]),
+        })
         .collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)
 }
@@ -234,11 +244,11 @@ impl PyRecursiveSplitter {
         let mut chunks = Chunks::default();
         for piece in pieces {
             let (source, range) = match piece {
-                chunking::recursive::Piece::Span(r) => (chunking::Source::Input, r),
+                chunking::recursive::Piece::Span(r) => (Source::Input, r),
                 chunking::recursive::Piece::Text(t) => {
                     chunks.sections.push(t);
                     let i = chunks.sections.len() - 1;
-                    (chunking::Source::Section(i), 0..chunks.sections[i].len())
+                    (Source::Section(i), 0..chunks.sections[i].len())
                 }
             };
             chunks.chunks.push(chunking::Chunk { source, range });

@@ -123,9 +123,27 @@ pub fn is_blank(s: &str) -> bool {
 /// `len(s)` in Python: the number of code points.
 #[inline]
 pub fn char_len(s: &str) -> usize {
-    // Counting the bytes that do not continue a character is branch-free and
-    // vectorises; it is several times faster than `chars().count()`.
-    s.as_bytes().iter().filter(|&&b| (b as i8) >= -0x40).count()
+    // Count the bytes that do not continue a character. Summing each block
+    // into a u8 lets the compiler use byte-wide SIMD adds; counting straight
+    // into a usize widens every byte and runs several times slower.
+    const BLOCK: usize = 128;
+    let bytes = s.as_bytes();
+    let mut blocks = bytes.chunks_exact(BLOCK);
+    let mut total = 0usize;
+    for block in blocks.by_ref() {
+        let starts: u8 = block
+            .iter()
+            .map(|&b| u8::from((b as i8) >= -0x40))
+            .fold(0, u8::wrapping_add);
+        // A block of 128 bytes has at most 128 starts: no wrap-around.
+        total += usize::from(starts);
+    }
+    total
+        + blocks
+            .remainder()
+            .iter()
+            .filter(|&&b| (b as i8) >= -0x40)
+            .count()
 }
 
 /// Which classes a code point belongs to, as bits: 1 space, 2 printable,
