@@ -6,6 +6,7 @@ pub mod detect;
 pub mod html;
 pub mod markdown;
 pub mod recursive;
+pub mod signals;
 
 use std::ops::Range;
 

@@ -1,0 +1,181 @@
+"""The public surface of fastnotebook.chunking: names, types, errors, hostile input."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+import fastnotebook
+from fastnotebook import _core, chunking
+from fastnotebook.chunking import CHUNK_SIZE, ContentType, chunk_text, chunk_texts
+
+
+def test_exports_the_original_names_and_constants() -> None:
+    for name in [
+        "ContentType",
+        "CHUNK_SIZE",
+        "CHUNK_OVERLAP",
+        "HIGH_CONFIDENCE_THRESHOLD",
+        "detect_content_type_from_extension",
+        "detect_content_type_from_heuristics",
+        "detect_content_type",
+        "chunk_text",
+    ]:
+        assert hasattr(chunking, name), name
+    assert (chunking.CHUNK_SIZE, chunking.CHUNK_OVERLAP) == (1500, 225)
+    assert chunking.HIGH_CONFIDENCE_THRESHOLD == 0.8
+    assert [(m.name, m.value) for m in ContentType] == [
+        ("HTML", "html"),
+        ("MARKDOWN", "markdown"),
+        ("PLAIN", "plain"),
+    ]
+    assert fastnotebook.chunk_text is chunk_text
+    assert fastnotebook.CHUNK_SIZE == CHUNK_SIZE
+
+
+def test_empty_blank_and_short_texts() -> None:
+    assert chunk_text("") == []
+    assert chunk_text(None) == []  # type: ignore[arg-type]
+    assert chunk_text(" \n\t\u3000") == []
+    assert chunk_text("  keep me as I am  ") == ["  keep me as I am  "]
+    exactly = "y" * CHUNK_SIZE
+    assert chunk_text(exactly) == [exactly]
+
+
+def test_long_plain_text_is_split_within_the_limit() -> None:
+    text = " ".join(f"word{i}" for i in range(2000))
+    chunks = chunk_text(text, ContentType.PLAIN)
+    assert len(chunks) > 5
+    assert all(len(c) <= CHUNK_SIZE for c in chunks)
+    assert all(c in text for c in chunks)
+
+
+def test_bad_arguments_raise_clear_errors() -> None:
+    with pytest.raises(TypeError, match="text must be str"):
+        chunk_text(b"bytes" * 400)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="content_type must be a ContentType"):
+        chunk_text("x" * 2000, "html")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="text must be str"):
+        chunking.detect_content_type_from_heuristics(["a"] * 20)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="content_types has 1 entries for 2 texts"):
+        chunk_texts(["a", "b"], [None])
+
+
+@pytest.mark.parametrize("file_path", [None, "", 0, 3.5, b"a.md", ["a.md"], object(), "a.md"])
+def test_file_path_of_any_type_is_accepted(file_path: object) -> None:
+    text = "# Title\n\n" + "para. " * 400
+    assert chunk_text(text, None, file_path)  # type: ignore[arg-type]
+
+
+def test_surrogates_control_characters_and_nul_survive() -> None:
+    text = ("a\udc80b\x00c\x1f\u2028 " * 300) + "\ud83d\ude00"
+    chunks = chunk_text(text, ContentType.PLAIN)
+    assert all(c in text for c in chunks)
+    assert "\udc80" in chunks[0] and "\x00" in chunks[0]
+    assert chunks[-1].endswith("\ud83d\ude00")
+
+
+def test_markdown_drops_surrogates_as_non_printable_like_the_original() -> None:
+    text = "# Ti\udcfftle\n\n" + "caf\udce9 au lait. " * 200
+    chunks = chunk_text(text, ContentType.MARKDOWN)
+    assert chunks[0] == "# Title"
+    assert chunks[1].startswith("caf au lait.")
+    # Plain text keeps them: its chunks are slices of the input.
+    assert any("caf\udce9 au lait" in c for c in chunk_text(text, ContentType.PLAIN))
+
+
+def test_fifty_megabyte_single_line_is_linear() -> None:
+    text = "x" * 50_000_000
+    start = time.perf_counter()
+    chunks = chunk_text(text, ContentType.PLAIN)
+    elapsed = time.perf_counter() - start
+    assert len(chunks) == -(-(50_000_000 - 225) // (1500 - 225))
+    assert all(len(c) == 1500 for c in chunks[:-1])
+    assert elapsed < 60  # a sanity bound, not a benchmark: quadratic would take hours
+
+
+def test_a_million_header_lines() -> None:
+    text = "#\n" * 1_000_000
+    chunks = chunk_text(text, ContentType.MARKDOWN)
+    assert chunks and all(set(c) <= {"#", " ", "\n"} for c in chunks)
+
+
+def test_unterminated_code_fence_keeps_everything() -> None:
+    text = "# A\n```python\n" + "# not a header\ncode line\n" * 200
+    chunks = chunk_text(text, ContentType.MARKDOWN)
+    joined = "".join(chunks)
+    assert joined.count("# not a header") >= 200
+
+
+def test_chunk_texts_equals_chunk_text_per_document() -> None:
+    texts = [
+        "",
+        "short",
+        "# Head\n" + "line of markdown text\n" * 300,
+        "plain words " * 500,
+        "x" * 4000,
+        "caf\udce9 " * 700,
+    ]
+    types = [None, None, ContentType.MARKDOWN, None, ContentType.PLAIN, None]
+    paths = [None, "a.txt", None, "b.md", None, None]
+    expected = [chunk_text(t, c, p) for t, c, p in zip(texts, types, paths, strict=True)]
+    assert chunk_texts(texts, types, paths) == expected
+    assert chunk_texts(texts) == [chunk_text(t) for t in texts]
+
+
+def test_standalone_splitters_are_exposed() -> None:
+    splitter = _core.RecursiveSplitter(chunk_size=10, chunk_overlap=0, separators=[" ", ""])
+    assert splitter.split_text("aaaa bbbb cccc") == ["aaaa bbbb", "cccc"]
+    md = _core.MarkdownHeaderSplitter([("#", "H1")], strip_headers=False)
+    assert md.split_text("# A\nbody") == [("# A\nbody", {"H1": "A"})]
+    with pytest.raises(ValueError, match="larger chunk overlap"):
+        _core.RecursiveSplitter(chunk_size=10, chunk_overlap=11)
+    with pytest.raises(ValueError, match="keep_separator"):
+        _core.RecursiveSplitter(keep_separator="middle")  # type: ignore[arg-type]
+
+
+def test_long_calls_release_the_gil() -> None:
+    text = "word " * 4_000_000
+    ticks = 0
+    done = threading.Event()
+
+    def count() -> None:
+        nonlocal ticks
+        while not done.is_set():
+            ticks += 1
+            time.sleep(0.001)
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    try:
+        start = time.perf_counter()
+        chunk_text(text, ContentType.PLAIN)
+        elapsed = time.perf_counter() - start
+    finally:
+        done.set()
+        counter.join()
+    # While Rust works, the other thread keeps running.
+    assert ticks >= max(1, int(elapsed / 0.001 * 0.2))
+
+
+def test_chunking_in_a_thread_keeps_the_event_loop_ticking() -> None:
+    async def main() -> int:
+        ticks = 0
+        stop = asyncio.Event()
+
+        async def tick() -> None:
+            nonlocal ticks
+            while not stop.is_set():
+                ticks += 1
+                await asyncio.sleep(0.001)
+
+        ticker = asyncio.create_task(tick())
+        await asyncio.to_thread(chunk_text, "word " * 4_000_000, ContentType.PLAIN)
+        stop.set()
+        await ticker
+        return ticks
+
+    assert asyncio.run(main()) > 5

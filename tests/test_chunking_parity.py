@@ -1,0 +1,150 @@
+"""chunk_text and content-type detection give exactly the original's results:
+on the shared corpus, on the repository's own files, and on generated text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import reference
+from conftest import KINDS, corpus_files, read, repository_texts, require_corpus
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fastnotebook import chunking
+from fastnotebook.chunking import ContentType
+
+CT = {"html": ContentType.HTML, "markdown": ContentType.MARKDOWN, "plain": ContentType.PLAIN}
+
+
+def ours(text: str, content_type: str | None = None, file_path: str | None = None) -> list[str]:
+    ct = None if content_type is None else CT[content_type]
+    return chunking.chunk_text(text, ct, file_path)
+
+
+def assert_same_chunks(text: str, content_type: str | None = None, file_path: str | None = None) -> None:
+    expected = reference.chunk_text(text, content_type, file_path)
+    got = ours(text, content_type, file_path)
+    if got != expected:
+        first = next((i for i, (a, b) in enumerate(zip(got, expected, strict=False)) if a != b), None)
+        raise AssertionError(
+            f"{len(got)} chunks vs {len(expected)} expected; first difference at {first}: "
+            f"{got[first][:120]!r} != {expected[first][:120]!r}"
+            if first is not None
+            else f"{len(got)} chunks vs {len(expected)} expected"
+        )
+
+
+@pytest.mark.parametrize("kind", ["md", "txt"])
+def test_corpus_chunks_match_the_original(kind: str) -> None:
+    files = require_corpus(kind)
+    for path in files:
+        text = read(path)
+        assert ours(text, KINDS[kind]) == reference.chunk_text(text, KINDS[kind]), path.name
+
+
+@pytest.mark.parametrize("kind", ["html", "md", "txt"])
+def test_corpus_detection_matches_the_original(kind: str) -> None:
+    files = require_corpus(kind)
+    for path in files:
+        text = read(path)
+        name, confidence = reference.detect_content_type_from_heuristics(text)
+        assert chunking.detect_content_type_from_heuristics(text) == (CT[name], confidence), path.name
+        for fake in (path.name, "notes.txt", "page.html", "README", None):
+            expected = reference.detect_content_type(text, fake)
+            assert chunking.detect_content_type(text, fake) == CT[expected], (path.name, fake)
+
+
+def test_corpus_chunks_match_with_detection_from_the_path() -> None:
+    files = [p for kind in ("md", "txt") for p in corpus_files(kind)]
+    if not files:
+        pytest.skip("shared corpus not found")
+    for path in files:
+        text = read(path)
+        assert ours(text, None, str(path)) == reference.chunk_text(text, None, str(path)), path.name
+
+
+def test_repository_files_match_the_original() -> None:
+    files = repository_texts()
+    assert len(files) > 10
+    for path in files:
+        text = read(path)
+        for content_type in ("markdown", "plain"):
+            assert_same_chunks(text, content_type)
+        assert_same_chunks(text, None, str(path))
+
+
+def test_files_with_undecodable_bytes_keep_them() -> None:
+    # Bytes that are not UTF-8 become lone surrogates with surrogateescape.
+    raw = ("word " * 400 + "\n\n").encode() + b"\xff\xfe caf\xe9 " + ("more " * 400).encode()
+    text = raw.decode("utf-8", errors="surrogateescape")
+    for content_type in ("markdown", "plain"):
+        assert_same_chunks(text, content_type)
+    assert "".join(ours(text, "plain")).count("\udcff") >= 1
+
+
+# Text built from the pieces that stress the splitters: headers, fences,
+# lists, separators of every kind, unicode, control characters, long words.
+_atoms = st.sampled_from(
+    [
+        "# ", "## ", "### ", "#### ", "#", "\n", "\n\n", "\r\n", "\t", " ", "  ", ". ", ", ",
+        "```", "```py", "~~~", "- ", "* ", "1. ", "> ", "[a](b)", "`c`", "**b**", "__u__",
+        "<p>", "</p>", "<h1>", "&amp;", "\u00a0", "\u3000", "\u200b", "\x00", "\x0b", "\x1c",
+        "\u2028", "\u0085", "é", "☃", "𝄞", "日本語", "\ud800", "\udfff",
+    ]
+)
+_words = st.text(
+    alphabet=st.characters(codec=None, categories=["L", "N", "P", "S", "Z"], exclude_characters="\r"),
+    min_size=1,
+    max_size=12,
+)
+_long_word = st.integers(1, 3000).map(lambda n: "x" * n)
+documents = st.lists(st.one_of(_atoms, _words, _words, _long_word), min_size=1, max_size=400).map("".join)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(documents, st.sampled_from(["markdown", "plain", None]))
+def test_generated_documents_match_the_original(text: str, content_type: str | None) -> None:
+    assert_same_chunks(text, content_type)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(min_size=0, max_size=300), st.sampled_from([None, "a.txt", "a.md", "x.HTML", "README"]))
+def test_generated_detection_matches_the_original(text: str, path: str | None) -> None:
+    name, confidence = reference.detect_content_type_from_heuristics(text)
+    assert chunking.detect_content_type_from_heuristics(text) == (CT[name], confidence)
+    assert chunking.detect_content_type(text, path) == CT[reference.detect_content_type(text, path)]
+
+
+_md_line = st.one_of(
+    st.sampled_from(["# T", "## T", "### T", "#### T", "```", "~~~", "- a", "1. b", "> q", "", " "]),
+    st.from_regex(r"[#>*+\-0-9 ]{0,4}[\w\[\]()`*_ .]{0,30}", fullmatch=True),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_md_line, max_size=60).map("\n".join))
+def test_generated_markdown_detection_matches_the_original(text: str) -> None:
+    name, confidence = reference.detect_content_type_from_heuristics(text)
+    assert chunking.detect_content_type_from_heuristics(text) == (CT[name], confidence)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "a.md", "A.MD", "x/y.markdown", "note.mKd", "page.HTM", "p.xhtml", "code.rs", "data.tsv",
+        "n.txt", ".md", "file.", "noext", "", "dir.md/", "a.md/.", "a.md/..", "x.M\u212aD",
+        "caf\udce9.md", "weird.\ud800",
+    ],
+)
+def test_extension_table_matches_the_original(path: str) -> None:
+    expected = reference.detect_content_type_from_extension(path)
+    got = chunking.detect_content_type_from_extension(path)
+    assert got == (None if expected is None else CT[expected])
+
+
+def test_path_objects_and_other_types_are_read_like_pathlib() -> None:
+    assert chunking.detect_content_type_from_extension(Path("a/b.md")) is ContentType.MARKDOWN
+    for value in (None, "", 0, 12, b"a.md", ["a.md"], object()):
+        assert chunking.detect_content_type_from_extension(value) is None  # type: ignore[arg-type]
+        assert reference.detect_content_type_from_extension(value) is None
