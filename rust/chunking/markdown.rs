@@ -10,7 +10,7 @@ use std::borrow::Cow;
 
 use memchr::memmem;
 
-use super::Section;
+use super::{Metadata, Section};
 use crate::error::{Error, Result};
 use crate::unicode;
 
@@ -86,7 +86,35 @@ impl MarkdownHeaderSplitter {
 
     pub fn split(&self, text: &str) -> Vec<Section> {
         let pass = self.read(text);
-        let groups: Vec<Group> = if self.return_each_line {
+        self.groups(&pass)
+            .iter()
+            .map(|g| {
+                let mut content = String::new();
+                pass.write(g, &mut content);
+                Section {
+                    content,
+                    metadata: pass.metadata(self, g),
+                }
+            })
+            .collect()
+    }
+
+    /// The sections' text only, appended to `out`; returns where each is.
+    /// (Cheaper than [`Self::split`] when the metadata is not wanted.)
+    pub fn split_into(&self, text: &str, out: &mut String) -> Vec<std::ops::Range<usize>> {
+        let pass = self.read(text);
+        self.groups(&pass)
+            .iter()
+            .map(|g| {
+                let start = out.len();
+                pass.write(g, out);
+                start..out.len()
+            })
+            .collect()
+    }
+
+    fn groups(&self, pass: &Pass<'_>) -> Vec<Group> {
+        if self.return_each_line {
             pass.blocks
                 .iter()
                 .map(|b| Group {
@@ -95,9 +123,8 @@ impl MarkdownHeaderSplitter {
                 })
                 .collect()
         } else {
-            self.aggregate(&pass)
-        };
-        groups.iter().map(|g| pass.section(self, g)).collect()
+            self.aggregate(pass)
+        }
     }
 
     fn header_at(&self, line: &str) -> Option<&Header> {
@@ -114,7 +141,8 @@ impl MarkdownHeaderSplitter {
     /// The line-by-line pass: blocks of lines and the headers above them.
     fn read<'t>(&self, text: &'t str) -> Pass<'t> {
         let mut pass = Pass {
-            lines: Vec::new(),
+            text,
+            lines: Vec::with_capacity(text.len() / 64),
             blocks: Vec::new(),
             metas: vec![Meta::default()],
         };
@@ -133,7 +161,7 @@ impl MarkdownHeaderSplitter {
                 _ => {}
             }
             if fence.is_some() {
-                pass.lines.push(line);
+                pass.push_line(line, block_start);
                 continue;
             }
             if let Some(header) = self.header_at(&line) {
@@ -153,10 +181,10 @@ impl MarkdownHeaderSplitter {
                 meta.set(header.name, title);
                 pass.metas.push(meta);
                 if !self.strip_headers {
-                    pass.lines.push(line);
+                    pass.push_line(line, block_start);
                 }
             } else if !line.is_empty() {
-                pass.lines.push(line);
+                pass.push_line(line, block_start);
             } else {
                 pass.close_block(&mut block_start);
             }
@@ -233,6 +261,8 @@ fn count(haystack: &str, needle: &str) -> usize {
 /// What the line pass found: every kept line, the blocks (runs of lines)
 /// and the metadata versions they were read under.
 struct Pass<'t> {
+    text: &'t str,
+    /// Kept lines; adjacent ones are merged into one slice of the text.
     lines: Vec<Cow<'t, str>>,
     blocks: Vec<Block>,
     /// Each header line makes a new version; blocks point at one.
@@ -256,7 +286,31 @@ struct Group {
     meta: usize,
 }
 
-impl Pass<'_> {
+impl<'t> Pass<'t> {
+    /// Adds a line to the current block. A line that follows the previous one
+    /// in the text with just the `\n` between extends it instead: joined with
+    /// "\n" they are that slice of the text, copied later in one go.
+    fn push_line(&mut self, line: Cow<'t, str>, block_start: usize) {
+        let base = self.text.as_ptr() as usize;
+        let in_block = self.lines.len() > block_start;
+        if let (true, Cow::Borrowed(next), Some(Cow::Borrowed(previous))) =
+            (in_block, &line, self.lines.last_mut())
+        {
+            // Offsets in the text; a slice from elsewhere (the empty literal
+            // strip returns) falls outside it and is never merged.
+            let start = (previous.as_ptr() as usize).wrapping_sub(base);
+            let gap = start.wrapping_add(previous.len());
+            let next_start = (next.as_ptr() as usize).wrapping_sub(base);
+            if next_start == gap + 1 && self.text.as_bytes().get(gap) == Some(&b'\n') {
+                if let Some(joined) = self.text.get(start..next_start + next.len()) {
+                    *previous = joined;
+                    return;
+                }
+            }
+        }
+        self.lines.push(line);
+    }
+
     fn close_block(&mut self, block_start: &mut usize) {
         if self.lines.len() > *block_start {
             self.blocks.push(Block {
@@ -277,15 +331,16 @@ impl Pass<'_> {
         line.rsplit('\n').next().unwrap_or("")
     }
 
-    /// Lines of a block joined with "\n", blocks joined with "  \n".
-    fn section(&self, splitter: &MarkdownHeaderSplitter, group: &Group) -> Section {
+    /// Appends a group's text: lines of a block joined with "\n", blocks
+    /// joined with "  \n".
+    fn write(&self, group: &Group, content: &mut String) {
         let blocks = &self.blocks[group.blocks.clone()];
         let size: usize = blocks
             .iter()
             .flat_map(|b| &self.lines[b.start..b.end])
             .map(|l| l.len() + 3)
             .sum();
-        let mut content = String::with_capacity(size);
+        content.reserve(size);
         for (i, block) in blocks.iter().enumerate() {
             if i > 0 {
                 content.push_str("  \n");
@@ -297,12 +352,14 @@ impl Pass<'_> {
                 content.push_str(line);
             }
         }
-        let metadata = self.metas[group.meta]
+    }
+
+    fn metadata(&self, splitter: &MarkdownHeaderSplitter, group: &Group) -> Metadata {
+        self.metas[group.meta]
             .0
             .iter()
             .map(|(name, value)| (splitter.names[*name].clone(), value.clone()))
-            .collect();
-        Section { content, metadata }
+            .collect()
     }
 }
 

@@ -49,8 +49,8 @@ impl ChunkSizes {
 pub enum Source {
     /// The input text.
     Input,
-    /// `Chunks::sections[i]`: text a header splitter rebuilt.
-    Section(usize),
+    /// `Chunks::rebuilt`: text a header splitter rebuilt.
+    Rebuilt,
 }
 
 /// A chunk: a byte range of its source.
@@ -60,11 +60,13 @@ pub struct Chunk {
     pub range: Range<usize>,
 }
 
-/// The chunks of one text, and the rebuilt sections some of them point into.
+/// The chunks of one text, and the text rebuilt by a header splitter that
+/// some of them point into.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Chunks {
     pub chunks: Vec<Chunk>,
-    pub sections: Vec<String>,
+    /// The rebuilt sections, one after the other.
+    pub rebuilt: String,
     /// The type the text was split as; `None` when it needed no splitting.
     pub content_type: Option<ContentType>,
 }
@@ -74,7 +76,7 @@ impl Chunks {
     pub fn text<'a>(&'a self, input: &'a str, chunk: &Chunk) -> &'a str {
         match chunk.source {
             Source::Input => &input[chunk.range.clone()],
-            Source::Section(i) => &self.sections[i][chunk.range.clone()],
+            Source::Rebuilt => &self.rebuilt[chunk.range.clone()],
         }
     }
 }
@@ -104,27 +106,35 @@ pub fn chunk_text<L: LengthFunction>(
     let sections = match content_type {
         ContentType::Plain => {
             let pieces = splitter.split(text, length);
-            push_pieces(&mut out, Source::Input, pieces);
+            push_pieces(&mut out, Source::Input, 0, pieces);
             Vec::new()
         }
         ContentType::Markdown => {
             let headers = markdown::open_notebook_headers();
-            markdown::MarkdownHeaderSplitter::new(headers, false, false)?.split(text)
+            let md = markdown::MarkdownHeaderSplitter::new(headers, false, false)?;
+            out.rebuilt.reserve(text.len());
+            md.split_into(text, &mut out.rebuilt)
         }
         ContentType::Html => {
             let headers = html::open_notebook_headers();
-            html::HtmlHeaderSplitter::new(headers, false)?.split(text)?
+            let sections = html::HtmlHeaderSplitter::new(headers, false)?.split(text)?;
+            let mut ranges = Vec::with_capacity(sections.len());
+            for section in sections {
+                let start = out.rebuilt.len();
+                out.rebuilt.push_str(&section.content);
+                ranges.push(start..out.rebuilt.len());
+            }
+            ranges
         }
     };
-    for section in sections {
-        let index = out.sections.len();
-        let pieces = if length.length(&section.content) > sizes.chunk_size {
-            splitter.split(&section.content, length)
+    for range in sections {
+        let section = &out.rebuilt[range.clone()];
+        let pieces = if length.length(section) > sizes.chunk_size {
+            splitter.split(section, length)
         } else {
-            vec![Piece::Span(0..section.content.len())]
+            vec![Piece::Span(0..section.len())]
         };
-        out.sections.push(section.content);
-        push_pieces(&mut out, Source::Section(index), pieces);
+        push_pieces(&mut out, Source::Rebuilt, range.start, pieces);
     }
     strip_chunks(&mut out, text);
     if let Some(min) = sizes.min_chunk_size {
@@ -133,32 +143,35 @@ pub fn chunk_text<L: LengthFunction>(
     Ok(out)
 }
 
-fn push_pieces(out: &mut Chunks, source: Source, pieces: Vec<Piece>) {
+/// Adds split pieces of `source` whose text starts at byte `base` there.
+fn push_pieces(out: &mut Chunks, source: Source, base: usize, pieces: Vec<Piece>) {
     for piece in pieces {
-        let chunk = match piece {
-            Piece::Span(range) => Chunk { source, range },
+        let range = match piece {
+            Piece::Span(r) => base + r.start..base + r.end,
             Piece::Text(text) => {
-                out.sections.push(text);
-                let i = out.sections.len() - 1;
-                Chunk {
-                    source: Source::Section(i),
-                    range: 0..out.sections[i].len(),
-                }
+                // Only when separators are discarded, which the pipeline never does.
+                let start = out.rebuilt.len();
+                out.rebuilt.push_str(&text);
+                out.chunks.push(Chunk {
+                    source: Source::Rebuilt,
+                    range: start..out.rebuilt.len(),
+                });
+                continue;
             }
         };
-        out.chunks.push(chunk);
+        out.chunks.push(Chunk { source, range });
     }
 }
 
 /// `[c.strip() for c in chunks if c and c.strip()]`.
 fn strip_chunks(out: &mut Chunks, input: &str) {
     let Chunks {
-        chunks, sections, ..
+        chunks, rebuilt, ..
     } = out;
     chunks.retain_mut(|chunk| {
         let source = match chunk.source {
             Source::Input => input,
-            Source::Section(i) => sections[i].as_str(),
+            Source::Rebuilt => rebuilt.as_str(),
         };
         let slice = &source[chunk.range.clone()];
         let kept = unicode::strip(slice);

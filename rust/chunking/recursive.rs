@@ -62,11 +62,25 @@ pub const DEFAULT_SEPARATORS: [&str; 4] = ["\n\n", "\n", " ", ""];
 /// The separators Open Notebook uses.
 pub const OPEN_NOTEBOOK_SEPARATORS: [&str; 6] = ["\n\n", "\n", ". ", ", ", " ", ""];
 
+/// A separator and its searcher, built once per splitter.
+#[derive(Clone, Debug)]
+struct Separator {
+    text: String,
+    finder: memmem::Finder<'static>,
+}
+
+impl Separator {
+    fn new(text: String) -> Self {
+        let finder = memmem::Finder::new(text.as_bytes()).into_owned();
+        Self { text, finder }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct RecursiveSplitter {
     chunk_size: usize,
     chunk_overlap: usize,
-    separators: Vec<String>,
+    separators: Vec<Separator>,
     keep_separator: KeepSeparator,
     strip_whitespace: bool,
 }
@@ -97,6 +111,7 @@ impl RecursiveSplitter {
         } else {
             separators
         };
+        let separators = separators.into_iter().map(Separator::new).collect();
         Ok(Self {
             chunk_size,
             chunk_overlap,
@@ -136,14 +151,14 @@ impl RecursiveSplitter {
         &self,
         text: &str,
         base: usize,
-        separators: &[String],
+        separators: &[Separator],
         length: &L,
         out: &mut Vec<Piece>,
     ) {
         let (separator, remaining) = choose_separator(text, separators);
-        let merge_separator = match self.keep_separator {
-            KeepSeparator::Discard => separator,
-            KeepSeparator::Start | KeepSeparator::End => "",
+        let merge_separator = match (self.keep_separator, separator) {
+            (KeepSeparator::Discard, Some(sep)) => sep.text.as_str(),
+            _ => "",
         };
         let mut merger = Merger::new(self, text, base, merge_separator, length);
         for range in pieces(text, separator, self.keep_separator) {
@@ -165,32 +180,35 @@ impl RecursiveSplitter {
     }
 }
 
-/// The first separator that occurs in `text` (the empty one always does),
-/// and the separators left for splitting its pieces further.
-fn choose_separator<'s>(text: &str, separators: &'s [String]) -> (&'s str, &'s [String]) {
+/// The first separator that occurs in `text` (the empty one always does;
+/// `None` stands for it), and the separators left for splitting its pieces.
+fn choose_separator<'s>(
+    text: &str,
+    separators: &'s [Separator],
+) -> (Option<&'s Separator>, &'s [Separator]) {
     for (i, sep) in separators.iter().enumerate() {
-        if sep.is_empty() {
-            return ("", &[]);
+        if sep.text.is_empty() {
+            return (None, &[]);
         }
-        if memmem::find(text.as_bytes(), sep.as_bytes()).is_some() {
-            return (sep, &separators[i + 1..]);
+        if sep.finder.find(text.as_bytes()).is_some() {
+            return (Some(sep), &separators[i + 1..]);
         }
     }
-    (separators.last().map_or("", String::as_str), &[])
+    (separators.last().filter(|s| !s.text.is_empty()), &[])
 }
 
 /// The non-empty pieces of `text` cut at every (non-overlapping) occurrence of
-/// `separator`, or its characters when the separator is empty.
+/// `separator`, or its characters for the empty separator.
 fn pieces<'a>(
     text: &'a str,
-    separator: &'a str,
+    separator: Option<&'a Separator>,
     keep: KeepSeparator,
 ) -> Box<dyn Iterator<Item = Range<usize>> + 'a> {
-    if separator.is_empty() {
+    let Some(separator) = separator else {
         return Box::new(text.char_indices().map(|(i, c)| i..i + c.len_utf8()));
-    }
-    let sep_len = separator.len();
-    let matches = memmem::find_iter(text.as_bytes(), separator.as_bytes());
+    };
+    let sep_len = separator.text.len();
+    let matches = separator.finder.find_iter(text.as_bytes());
     let bounds = matches.map(Some).chain(std::iter::once(None));
     let mut prev = 0;
     let cuts = bounds.map(move |m| {

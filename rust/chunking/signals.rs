@@ -171,7 +171,11 @@ fn count_headers(text: &str) -> usize {
         if start < resume {
             continue;
         }
-        let hashes = bytes[start..].iter().take(7).take_while(|&&b| b == b'#').count();
+        let hashes = bytes[start..]
+            .iter()
+            .take(7)
+            .take_while(|&&b| b == b'#')
+            .count();
         if hashes == 0 || hashes > 6 || !space_at(text, start + hashes) {
             continue;
         }
@@ -326,10 +330,53 @@ mod tests {
     }
 
     const PIECES: &[&str] = &[
-        "#", "# ", "##", "####### ", "\n", " ", "\t", "\u{a0}", "\u{3000}", "\u{2028}", "\u{85}",
-        "[", "]", "(", ")", "](", "`", "```", "*", "**", "_", "__", "-", "+", ">", "1", "12.",
-        "\u{661}", ".", "<", "</", ">", "!", "<!DOCTYPE", "<!doctype", "html", "HTML", "<h", "<H",
-        "3", "7", "/", "a", "é", "日", "x", "\u{212a}",
+        "#",
+        "# ",
+        "##",
+        "####### ",
+        "\n",
+        " ",
+        "\t",
+        "\u{a0}",
+        "\u{3000}",
+        "\u{2028}",
+        "\u{85}",
+        "[",
+        "]",
+        "(",
+        ")",
+        "](",
+        "`",
+        "```",
+        "*",
+        "**",
+        "_",
+        "__",
+        "-",
+        "+",
+        ">",
+        "1",
+        "12.",
+        "\u{661}",
+        ".",
+        "<",
+        "</",
+        ">",
+        "!",
+        "<!DOCTYPE",
+        "<!doctype",
+        "html",
+        "HTML",
+        "<h",
+        "<H",
+        "3",
+        "7",
+        "/",
+        "a",
+        "é",
+        "日",
+        "x",
+        "\u{212a}",
     ];
 
     fn text_strategy() -> impl Strategy<Value = String> {

@@ -87,7 +87,7 @@ fn chunk_list<'py>(
             Source::Input => slices
                 .next()
                 .ok_or_else(|| PyValueError::new_err("internal error: missing chunk slice")),
-            Source::Section(i) => text.to_py(py, &chunks.sections[i][c.range.clone()]),
+            Source::Rebuilt => text.to_py(py, &chunks.rebuilt[c.range.clone()]),
         })
         .collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)
@@ -246,9 +246,9 @@ impl PyRecursiveSplitter {
             let (source, range) = match piece {
                 chunking::recursive::Piece::Span(r) => (Source::Input, r),
                 chunking::recursive::Piece::Text(t) => {
-                    chunks.sections.push(t);
-                    let i = chunks.sections.len() - 1;
-                    (Source::Section(i), 0..chunks.sections[i].len())
+                    let start = chunks.rebuilt.len();
+                    chunks.rebuilt.push_str(&t);
+                    (Source::Rebuilt, start..chunks.rebuilt.len())
                 }
             };
             chunks.chunks.push(chunking::Chunk { source, range });

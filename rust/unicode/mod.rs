@@ -67,11 +67,13 @@ pub fn is_decimal(c: char) -> bool {
 }
 
 /// `str.strip()`: the slice without leading and trailing Python whitespace.
+#[inline]
 pub fn strip(s: &str) -> &str {
     strip_end(strip_start(s))
 }
 
 /// `str.lstrip()`.
+#[inline]
 pub fn strip_start(s: &str) -> &str {
     let bytes = s.as_bytes();
     let mut i = 0;
@@ -94,6 +96,7 @@ pub fn strip_start(s: &str) -> &str {
 }
 
 /// `str.rstrip()`.
+#[inline]
 pub fn strip_end(s: &str) -> &str {
     let bytes = s.as_bytes();
     let mut end = bytes.len();
