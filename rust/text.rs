@@ -47,6 +47,31 @@ impl SurrogateMap {
         s.bytes().any(|b| b >= 0xF3) && s.chars().any(|c| self.surrogate_of(c).is_some())
     }
 
+    /// `s` as Python's `encode("utf-16", "surrogatepass").decode("utf-16",
+    /// "replace")` leaves it (what tiktoken counts for a `str` with
+    /// surrogates): a high surrogate followed by a low one becomes the
+    /// character they encode, any other surrogate U+FFFD.
+    pub fn utf16_repaired(self, s: &str) -> String {
+        let mut out = String::with_capacity(s.len());
+        let mut chars = s.chars().peekable();
+        while let Some(c) = chars.next() {
+            let Some(high) = self.surrogate_of(c) else {
+                out.push(c);
+                continue;
+            };
+            let low = chars.peek().and_then(|&n| self.surrogate_of(n));
+            match low {
+                Some(low) if high < 0xDC00 && low >= 0xDC00 => {
+                    chars.next();
+                    let cp = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+                    out.push(char::from_u32(cp).unwrap_or(char::REPLACEMENT_CHARACTER));
+                }
+                _ => out.push(char::REPLACEMENT_CHARACTER),
+            }
+        }
+        out
+    }
+
     /// The code points of `s`, placeholders turned back into surrogates.
     pub fn restore(self, s: &str) -> Vec<u32> {
         s.chars()
@@ -242,6 +267,14 @@ mod tests {
             map.restore(&text),
             units.iter().map(|&u| u32::from(u)).collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn utf16_repair_pairs_surrogates_and_replaces_lone_ones() {
+        let units = [0x61, 0xD83D, 0xDE00, 0xDC00, 0xD800, 0x62, 0xD800];
+        let (text, map) = transcode(CodeUnits::Ucs2(&units)).expect("ok");
+        let map = map.expect("has surrogates");
+        assert_eq!(map.utf16_repaired(&text), "a😀\u{fffd}\u{fffd}b\u{fffd}");
     }
 
     #[test]

@@ -39,6 +39,15 @@ impl PyText {
         }
     }
 
+    /// The text as tiktoken sees a Python `str`: surrogate pairs joined,
+    /// lone surrogates replaced by U+FFFD.
+    pub fn for_tiktoken(&self) -> std::borrow::Cow<'_, str> {
+        match self.surrogates {
+            Some(map) => std::borrow::Cow::Owned(map.utf16_repaired(self.as_str())),
+            None => std::borrow::Cow::Borrowed(self.as_str()),
+        }
+    }
+
     fn is_ascii(&self) -> bool {
         matches!(self.backing, Backing::Borrowed(_))
     }
