@@ -26,10 +26,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import reference  # noqa: E402
-
 from fastnotebook import chunking  # noqa: E402
 
-DEFAULT_CORPUS = Path(os.environ.get("FASTNOTEBOOK_CORPUS", HERE.parent.parent / "shared" / "corpus"))
+DEFAULT_CORPUS = Path(
+    os.environ.get("FASTNOTEBOOK_CORPUS", HERE.parent.parent / "shared" / "corpus")
+)
 KINDS = {"html": "html", "md": "markdown", "txt": "plain"}
 
 
@@ -41,7 +42,9 @@ def load(corpus: Path) -> dict[str, list[tuple[str, str]]]:
     if not any(docs.values()):
         # No corpus: the repository's own documents.
         root = HERE.parent
-        files = [p for p in root.rglob("*.md") if ".venv" not in p.parts and "target" not in p.parts]
+        files = [
+            p for p in root.rglob("*.md") if ".venv" not in p.parts and "target" not in p.parts
+        ]
         docs["markdown"] = [(str(p), p.read_text(encoding="utf-8")) for p in files]
     return {k: v for k, v in docs.items() if v}
 
@@ -88,7 +91,13 @@ def bench_parallel(all_docs: list[tuple[str, str]], repeats: int) -> None:
     size = sum(len(t.encode()) for t in texts)
     single, multi = [], []
     for _ in range(repeats):
-        single.append(size / timed(lambda: [chunking.chunk_text(t, None, p) for t, p in zip(texts, paths, strict=True)]) / 1e6)
+        single.append(
+            size
+            / timed(
+                lambda: [chunking.chunk_text(t, None, p) for t, p in zip(texts, paths, strict=True)]
+            )
+            / 1e6
+        )
         multi.append(size / timed(lambda: chunking.chunk_texts(texts, None, paths)) / 1e6)
     print(
         f"\nchunk_texts on {os.cpu_count()} cores: {spread(multi)} MB/s vs chunk_text loop "
@@ -114,22 +123,37 @@ def bench_memory(docs: dict[str, list[tuple[str, str]]]) -> None:
         copies = max(1, 50_000_000 // max(1, len(text.encode())))
         out = subprocess.run(
             [sys.executable, "-c", MEMORY_PROBE, path, str(copies), kind],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.split()
         size, extra = int(out[0]), int(out[1])
-        print(f"  {kind:<9} input {size / 1e6:6.1f} MB, extra peak {extra / 1e6:6.1f} MB = {extra / size:.2f}x input")
+        print(
+            f"  {kind:<9} input {size / 1e6:6.1f} MB, "
+            f"extra peak {extra / 1e6:6.1f} MB = {extra / size:.2f}x input"
+        )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--kinds", nargs="*", default=list(KINDS.values()), choices=list(KINDS.values()))
+    parser.add_argument(
+        "--kinds", nargs="*", default=list(KINDS.values()), choices=list(KINDS.values())
+    )
     args = parser.parse_args()
     logger.remove()  # the original logs at debug level; time the work, not the logging
     docs = {k: v for k, v in load(args.corpus).items() if k in args.kinds}
-    print(f"corpus: {args.corpus if args.corpus.is_dir() else 'repository documents'}; Python {sys.version.split()[0]}")
-    print(f"{'type':<9} {'docs':>5} {'MB':>7} {'fastnotebook MB/s':>24} {'original MB/s':>22} {'ratio':>9} {'same':>11}")
+    print(
+        f"corpus: {args.corpus if args.corpus.is_dir() else 'repository documents'}; "
+        f"Python {sys.version.split()[0]}"
+    )
+    print(
+        f"{'type':<9} {'docs':>5} {'MB':>7} {'fastnotebook MB/s':>24} {'original MB/s':>22} "
+        f"{'ratio':>9} {'same':>11}"
+    )
     for kind, items in docs.items():
         bench_kind(kind, items, args.repeats)
     bench_parallel([d for items in docs.values() for d in items], args.repeats)

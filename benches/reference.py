@@ -37,8 +37,30 @@ _EXTENSIONS = {
     **dict.fromkeys([".html", ".htm", ".xhtml"], HTML),
     **dict.fromkeys([".md", ".markdown", ".mdown", ".mkd"], MARKDOWN),
     **dict.fromkeys(
-        ".txt .text .py .js .ts .java .c .cpp .go .rs .rb .php .sh .bash .zsh .sql "
-        ".json .yaml .yml .xml .csv .tsv".split(),
+        [
+            ".txt",
+            ".text",
+            ".py",
+            ".js",
+            ".ts",
+            ".java",
+            ".c",
+            ".cpp",
+            ".go",
+            ".rs",
+            ".rb",
+            ".php",
+            ".sh",
+            ".bash",
+            ".zsh",
+            ".sql",
+            ".json",
+            ".yaml",
+            ".yml",
+            ".xml",
+            ".csv",
+            ".tsv",
+        ],
         PLAIN,
     ),
 }
@@ -171,7 +193,9 @@ def chunk_text(
         pieces = plain.split_text(text)
     if content_type in (HTML, MARKDOWN):
         pieces = [
-            sub for piece in pieces for sub in (plain.split_text(piece) if length(piece) > size else [piece])
+            sub
+            for piece in pieces
+            for sub in (plain.split_text(piece) if length(piece) > size else [piece])
         ]
     chunks = [c.strip() for c in pieces if c and c.strip()]
     if unit != "chars" and min_chunk_size > 0 and len(chunks) > 1:
@@ -179,3 +203,39 @@ def chunk_text(
         if kept:
             chunks = kept
     return chunks
+
+
+# --- text_utils ---------------------------------------------------------------
+
+THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
+THINK_NO_OPEN = re.compile(r"^(.*?)</think>", re.DOTALL)
+
+
+def remove_non_ascii(text: str) -> str:
+    return re.sub(r"[^\x00-\x7F]+", "", text)
+
+
+def remove_non_printable(text: str) -> str:
+    import unicodedata
+
+    text = re.sub(r"[\u2000-\u200B\u202F\u205F\u3000]", " ", text)
+    text = re.sub(r"[\u2028\u2029\r]", "\n", text)
+    text = "".join(c for c in text if unicodedata.category(c)[0] != "C" or c in "\n\t")
+    text = text.replace("\xa0", " ").strip()
+    return re.sub(r"[^\w\s.,!?\-\n\t]", "", text, flags=re.UNICODE)
+
+
+def parse_thinking_content(content: Any) -> tuple[str, str]:
+    if not isinstance(content, str):
+        return "", str(content) if content is not None else ""
+    if len(content) > 100000:
+        return "", content
+    matches = THINK.findall(content)
+    if matches:
+        thinking = "\n\n".join(m.strip() for m in matches)
+        cleaned = re.sub(r"\n\s*\n\s*\n", "\n\n", THINK.sub("", content)).strip()
+        return thinking, cleaned
+    malformed = THINK_NO_OPEN.match(content)
+    if malformed:
+        return malformed.group(1).strip(), content[malformed.end() :].strip()
+    return "", content

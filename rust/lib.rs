@@ -3,6 +3,7 @@
 //! bindings layer that the `fastnotebook._core` extension module exposes.
 
 pub mod chunking;
+pub mod cleaning;
 pub mod error;
 pub mod text;
 pub mod unicode;

@@ -88,13 +88,35 @@ pub enum CodeUnits<'a> {
     Ucs4(&'a [u32]),
 }
 
-/// UTF-8 for the given code units, and the surrogate map when any was found.
-pub fn transcode(units: CodeUnits<'_>) -> Result<(String, Option<SurrogateMap>)> {
-    match units {
-        CodeUnits::Latin1(u) => Ok((utf8_of(u, None)?, None)),
-        CodeUnits::Ucs2(u) => with_surrogates(u),
-        CodeUnits::Ucs4(u) => with_surrogates(u),
+/// What to do with lone surrogates when transcoding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Surrogates {
+    /// Map them to private-use placeholders ([`SurrogateMap`]).
+    Map,
+    /// Leave them out: for transforms that drop them anyway, this works even
+    /// when no placeholder window is free.
+    Drop,
+}
+
+/// UTF-8 for the given code units, and the surrogate map when any was mapped.
+pub fn transcode(
+    units: CodeUnits<'_>,
+    surrogates: Surrogates,
+) -> Result<(String, Option<SurrogateMap>)> {
+    match (units, surrogates) {
+        (CodeUnits::Latin1(u), _) => Ok((utf8_of(u, Placeholders::Reject)?, None)),
+        (CodeUnits::Ucs2(u), Surrogates::Drop) => Ok((utf8_of(u, Placeholders::Drop)?, None)),
+        (CodeUnits::Ucs4(u), Surrogates::Drop) => Ok((utf8_of(u, Placeholders::Drop)?, None)),
+        (CodeUnits::Ucs2(u), Surrogates::Map) => with_surrogates(u),
+        (CodeUnits::Ucs4(u), Surrogates::Map) => with_surrogates(u),
     }
+}
+
+#[derive(Clone, Copy)]
+enum Placeholders {
+    Reject,
+    Drop,
+    Map(SurrogateMap),
 }
 
 trait Unit: Copy {
@@ -127,7 +149,7 @@ fn is_surrogate(cp: u32) -> bool {
 }
 
 fn with_surrogates<U: Unit>(units: &[U]) -> Result<(String, Option<SurrogateMap>)> {
-    match utf8_of(units, None) {
+    match utf8_of(units, Placeholders::Reject) {
         Err(Error::UnsupportedText(_)) => {}
         done => return done.map(|text| (text, None)),
     }
@@ -155,10 +177,10 @@ fn with_surrogates<U: Unit>(units: &[U]) -> Result<(String, Option<SurrogateMap>
         base: WINDOW_PLANES[(free / WINDOWS_PER_PLANE) as usize]
             + (free % WINDOWS_PER_PLANE) * SURROGATE_COUNT,
     };
-    Ok((utf8_of(units, Some(map))?, Some(map)))
+    Ok((utf8_of(units, Placeholders::Map(map))?, Some(map)))
 }
 
-fn utf8_of<U: Unit>(units: &[U], map: Option<SurrogateMap>) -> Result<String> {
+fn utf8_of<U: Unit>(units: &[U], map: Placeholders) -> Result<String> {
     const BLOCK: usize = 32;
     let mut out: Vec<u8> = Vec::with_capacity(units.len() + units.len() / 4);
     let mut blocks = units.chunks_exact(BLOCK);
@@ -175,7 +197,7 @@ fn utf8_of<U: Unit>(units: &[U], map: Option<SurrogateMap>) -> Result<String> {
     String::from_utf8(out).map_err(|e| Error::UnsupportedText(format!("transcoding failed: {e}")))
 }
 
-fn push_units<U: Unit>(out: &mut Vec<u8>, units: &[U], map: Option<SurrogateMap>) -> Result<()> {
+fn push_units<U: Unit>(out: &mut Vec<u8>, units: &[U], map: Placeholders) -> Result<()> {
     for u in units {
         let cp = u.code_point();
         if cp < 0x80 {
@@ -184,7 +206,8 @@ fn push_units<U: Unit>(out: &mut Vec<u8>, units: &[U], map: Option<SurrogateMap>
         }
         let c = match (char::from_u32(cp), map) {
             (Some(c), _) => c,
-            (None, Some(map)) if is_surrogate(cp) => map.placeholder(cp),
+            (None, Placeholders::Map(map)) if is_surrogate(cp) => map.placeholder(cp),
+            (None, Placeholders::Drop) if is_surrogate(cp) => continue,
             _ => {
                 return Err(Error::UnsupportedText(format!(
                     "code point {cp:#x} is not a character"
@@ -238,19 +261,23 @@ mod tests {
             .map(|c| c as u8)
             .collect();
         assert_eq!(
-            transcode(CodeUnits::Latin1(&latin1)).expect("ok").0,
+            transcode(CodeUnits::Latin1(&latin1), Surrogates::Map)
+                .expect("ok")
+                .0,
             "café and more text than one block"
         );
         let ucs2: Vec<u16> = "snow ☃ everywhere, and a long ASCII tail"
             .encode_utf16()
             .collect();
         assert_eq!(
-            transcode(CodeUnits::Ucs2(&ucs2)).expect("ok").0,
+            transcode(CodeUnits::Ucs2(&ucs2), Surrogates::Map)
+                .expect("ok")
+                .0,
             "snow ☃ everywhere, and a long ASCII tail"
         );
         let ucs4: Vec<u32> = "clef 𝄞!".chars().map(|c| c as u32).collect();
         assert_eq!(
-            transcode(CodeUnits::Ucs4(&ucs4)).expect("ok"),
+            transcode(CodeUnits::Ucs4(&ucs4), Surrogates::Map).expect("ok"),
             ("clef 𝄞!".to_string(), None)
         );
     }
@@ -258,7 +285,7 @@ mod tests {
     #[test]
     fn surrogates_map_one_char_each_and_restore() {
         let units = [0x61, 0xD800, 0x62, 0xDFFF, 0xDBFF, 0xDC00];
-        let (text, map) = transcode(CodeUnits::Ucs2(&units)).expect("ok");
+        let (text, map) = transcode(CodeUnits::Ucs2(&units), Surrogates::Map).expect("ok");
         let map = map.expect("has surrogates");
         assert_eq!(text.chars().count(), 6);
         assert!(map.touches(&text));
@@ -272,7 +299,7 @@ mod tests {
     #[test]
     fn utf16_repair_pairs_surrogates_and_replaces_lone_ones() {
         let units = [0x61, 0xD83D, 0xDE00, 0xDC00, 0xD800, 0x62, 0xD800];
-        let (text, map) = transcode(CodeUnits::Ucs2(&units)).expect("ok");
+        let (text, map) = transcode(CodeUnits::Ucs2(&units), Surrogates::Map).expect("ok");
         let map = map.expect("has surrogates");
         assert_eq!(map.utf16_repaired(&text), "a😀\u{fffd}\u{fffd}b\u{fffd}");
     }
@@ -280,11 +307,18 @@ mod tests {
     #[test]
     fn placeholders_avoid_characters_already_present() {
         let units = [0xF0000, 0xD800];
-        let (text, map) = transcode(CodeUnits::Ucs4(&units)).expect("ok");
+        let (text, map) = transcode(CodeUnits::Ucs4(&units), Surrogates::Map).expect("ok");
         let map = map.expect("has surrogates");
         assert_eq!(text.chars().next(), Some('\u{F0000}'));
         assert_ne!(text.chars().nth(1), Some('\u{F0000}'));
         assert_eq!(map.restore(&text), units);
+    }
+
+    #[test]
+    fn surrogates_can_be_dropped_instead() {
+        let units = [0x61, 0xD800, 0x62];
+        let (text, map) = transcode(CodeUnits::Ucs2(&units), Surrogates::Drop).expect("ok");
+        assert_eq!((text.as_str(), map), ("ab", None));
     }
 
     #[test]

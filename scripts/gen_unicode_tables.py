@@ -12,6 +12,7 @@ references. Run with the Python whose behaviour is the reference
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import unicodedata
 from collections.abc import Callable
@@ -54,8 +55,17 @@ def unicode_tables() -> str:
             f'pub const UNICODE_VERSION: &str = "{unicodedata.unidata_version}";\n',
             emit("SPACE", "`str.isspace` (also `re` `\\s` and `str.strip`).", ranges(str.isspace)),
             emit("PRINTABLE", "`str.isprintable`.", ranges(str.isprintable)),
-            emit("WORD", "`re` `\\w`: `str.isalnum` or `_`.", ranges(lambda c: c.isalnum() or c == "_")),
+            emit(
+                "WORD",
+                "`re` `\\w`: `str.isalnum` or `_`.",
+                ranges(lambda c: c.isalnum() or c == "_"),
+            ),
             emit("DECIMAL", "`re` `\\d`: `str.isdecimal`.", ranges(str.isdecimal)),
+            emit(
+                "OTHER",
+                "General category C* (control, format, surrogate, private use, unassigned).",
+                ranges(lambda c: unicodedata.category(c)[0] == "C"),
+            ),
         ]
     )
 
@@ -71,10 +81,8 @@ def html_tables() -> str:
     # character that code page gives them; the undefined ones stay as they are.
     cp1252 = []
     for b in range(0x80, 0xA0):
-        try:
+        with contextlib.suppress(UnicodeDecodeError):
             cp1252.append(f"    (0x{b:02X}, '{rust_str(bytes([b]).decode('cp1252'))}'),")
-        except UnicodeDecodeError:
-            pass
     return "\n".join(
         [
             HEADER,

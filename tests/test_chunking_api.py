@@ -179,3 +179,9 @@ def test_chunking_in_a_thread_keeps_the_event_loop_ticking() -> None:
         return ticks
 
     assert asyncio.run(main()) > 5
+
+
+def test_top_level_names_are_all_importable() -> None:
+    for name in fastnotebook.__all__:
+        assert getattr(fastnotebook, name) is not None, name
+    assert sorted(fastnotebook.__all__) == sorted(fastnotebook._EXPORTS)

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import reference
-from conftest import KINDS, corpus_files, read, repository_texts, require_corpus
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import reference
+from conftest import KINDS, corpus_files, read, repository_texts, require_corpus
 from fastnotebook import chunking
 from fastnotebook.chunking import ContentType
 
@@ -22,11 +22,15 @@ def ours(text: str, content_type: str | None = None, file_path: str | None = Non
     return chunking.chunk_text(text, ct, file_path)
 
 
-def assert_same_chunks(text: str, content_type: str | None = None, file_path: str | None = None) -> None:
+def assert_same_chunks(
+    text: str, content_type: str | None = None, file_path: str | None = None
+) -> None:
     expected = reference.chunk_text(text, content_type, file_path)
     got = ours(text, content_type, file_path)
     if got != expected:
-        first = next((i for i, (a, b) in enumerate(zip(got, expected, strict=False)) if a != b), None)
+        first = next(
+            (i for i, (a, b) in enumerate(zip(got, expected, strict=False)) if a != b), None
+        )
         raise AssertionError(
             f"{len(got)} chunks vs {len(expected)} expected; first difference at {first}: "
             f"{got[first][:120]!r} != {expected[first][:120]!r}"
@@ -49,7 +53,9 @@ def test_corpus_detection_matches_the_original(kind: str) -> None:
     for path in files:
         text = read(path)
         name, confidence = reference.detect_content_type_from_heuristics(text)
-        assert chunking.detect_content_type_from_heuristics(text) == (CT[name], confidence), path.name
+        assert chunking.detect_content_type_from_heuristics(text) == (CT[name], confidence), (
+            path.name
+        )
         for fake in (path.name, "notes.txt", "page.html", "README", None):
             expected = reference.detect_content_type(text, fake)
             assert chunking.detect_content_type(text, fake) == CT[expected], (path.name, fake)
@@ -87,19 +93,61 @@ def test_files_with_undecodable_bytes_keep_them() -> None:
 # lists, separators of every kind, unicode, control characters, long words.
 _atoms = st.sampled_from(
     [
-        "# ", "## ", "### ", "#### ", "#", "\n", "\n\n", "\r\n", "\t", " ", "  ", ". ", ", ",
-        "```", "```py", "~~~", "- ", "* ", "1. ", "> ", "[a](b)", "`c`", "**b**", "__u__",
-        "<p>", "</p>", "<h1>", "&amp;", "\u00a0", "\u3000", "\u200b", "\x00", "\x0b", "\x1c",
-        "\u2028", "\u0085", "é", "☃", "𝄞", "日本語", "\ud800", "\udfff",
+        "# ",
+        "## ",
+        "### ",
+        "#### ",
+        "#",
+        "\n",
+        "\n\n",
+        "\r\n",
+        "\t",
+        " ",
+        "  ",
+        ". ",
+        ", ",
+        "```",
+        "```py",
+        "~~~",
+        "- ",
+        "* ",
+        "1. ",
+        "> ",
+        "[a](b)",
+        "`c`",
+        "**b**",
+        "__u__",
+        "<p>",
+        "</p>",
+        "<h1>",
+        "&amp;",
+        "\u00a0",
+        "\u3000",
+        "\u200b",
+        "\x00",
+        "\x0b",
+        "\x1c",
+        "\u2028",
+        "\u0085",
+        "é",
+        "☃",
+        "𝄞",
+        "日本語",
+        "\ud800",
+        "\udfff",
     ]
 )
 _words = st.text(
-    alphabet=st.characters(codec=None, categories=["L", "N", "P", "S", "Z"], exclude_characters="\r"),
+    alphabet=st.characters(
+        codec=None, categories=["L", "N", "P", "S", "Z"], exclude_characters="\r"
+    ),
     min_size=1,
     max_size=12,
 )
 _long_word = st.integers(1, 3000).map(lambda n: "x" * n)
-documents = st.lists(st.one_of(_atoms, _words, _words, _long_word), min_size=1, max_size=400).map("".join)
+documents = st.lists(st.one_of(_atoms, _words, _words, _long_word), min_size=1, max_size=400).map(
+    "".join
+)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -109,7 +157,9 @@ def test_generated_documents_match_the_original(text: str, content_type: str | N
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(min_size=0, max_size=300), st.sampled_from([None, "a.txt", "a.md", "x.HTML", "README"]))
+@given(
+    st.text(min_size=0, max_size=300), st.sampled_from([None, "a.txt", "a.md", "x.HTML", "README"])
+)
 def test_generated_detection_matches_the_original(text: str, path: str | None) -> None:
     name, confidence = reference.detect_content_type_from_heuristics(text)
     assert chunking.detect_content_type_from_heuristics(text) == (CT[name], confidence)
@@ -117,7 +167,9 @@ def test_generated_detection_matches_the_original(text: str, path: str | None) -
 
 
 _md_line = st.one_of(
-    st.sampled_from(["# T", "## T", "### T", "#### T", "```", "~~~", "- a", "1. b", "> q", "", " "]),
+    st.sampled_from(
+        ["# T", "## T", "### T", "#### T", "```", "~~~", "- a", "1. b", "> q", "", " "]
+    ),
     st.from_regex(r"[#>*+\-0-9 ]{0,4}[\w\[\]()`*_ .]{0,30}", fullmatch=True),
 )
 
@@ -132,9 +184,25 @@ def test_generated_markdown_detection_matches_the_original(text: str) -> None:
 @pytest.mark.parametrize(
     "path",
     [
-        "a.md", "A.MD", "x/y.markdown", "note.mKd", "page.HTM", "p.xhtml", "code.rs", "data.tsv",
-        "n.txt", ".md", "file.", "noext", "", "dir.md/", "a.md/.", "a.md/..", "x.M\u212aD",
-        "caf\udce9.md", "weird.\ud800",
+        "a.md",
+        "A.MD",
+        "x/y.markdown",
+        "note.mKd",
+        "page.HTM",
+        "p.xhtml",
+        "code.rs",
+        "data.tsv",
+        "n.txt",
+        ".md",
+        "file.",
+        "noext",
+        "",
+        "dir.md/",
+        "a.md/.",
+        "a.md/..",
+        "x.M\u212aD",
+        "caf\udce9.md",
+        "weird.\ud800",
     ],
 )
 def test_extension_table_matches_the_original(path: str) -> None:

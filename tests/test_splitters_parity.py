@@ -7,15 +7,21 @@ from typing import Literal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_text_splitters import MarkdownHeaderTextSplitter, RecursiveCharacterTextSplitter
-from test_chunking_parity import documents
 
 from fastnotebook import _core
+from test_chunking_parity import documents
 
 separator_lists = st.one_of(
     st.none(),
-    st.lists(st.sampled_from(["\n\n", "\n", ". ", ", ", " ", "", "ab", "#", "é", "\r\n"]), min_size=1, max_size=6),
+    st.lists(
+        st.sampled_from(["\n\n", "\n", ". ", ", ", " ", "", "ab", "#", "é", "\r\n"]),
+        min_size=1,
+        max_size=6,
+    ),
 )
-keep_modes: st.SearchStrategy[bool | Literal["start", "end"]] = st.sampled_from([True, False, "start", "end"])
+keep_modes: st.SearchStrategy[bool | Literal["start", "end"]] = st.sampled_from(
+    [True, False, "start", "end"]
+)
 
 
 @st.composite
@@ -55,7 +61,9 @@ header_sets = st.sampled_from(
 def test_markdown_header_splitter_equals_langchain(
     text: str, headers: list[tuple[str, str]], each_line: bool, strip_headers: bool
 ) -> None:
-    reference = MarkdownHeaderTextSplitter(headers, return_each_line=each_line, strip_headers=strip_headers)
+    reference = MarkdownHeaderTextSplitter(
+        headers, return_each_line=each_line, strip_headers=strip_headers
+    )
     expected = [(d.page_content, d.metadata) for d in reference.split_text(text)]
     got = _core.MarkdownHeaderSplitter(headers, each_line, strip_headers).split_text(text)
     assert got == expected

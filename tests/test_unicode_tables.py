@@ -17,11 +17,12 @@ def python_bits(cp: int) -> int:
         | int(c.isprintable()) << 1
         | int(c.isalnum() or c == "_") << 2
         | int(c.isdecimal()) << 3
+        | int(unicodedata.category(c)[0] == "C") << 4
     )
 
 
 def test_tables_were_generated_for_this_python() -> None:
-    assert _core.UNICODE_VERSION == unicodedata.unidata_version, (
+    assert unicodedata.unidata_version == _core.UNICODE_VERSION, (
         "regenerate the tables with `python scripts/gen_unicode_tables.py`"
     )
 

@@ -21,6 +21,18 @@ if TYPE_CHECKING:
         detect_content_type_from_extension,
         detect_content_type_from_heuristics,
     )
+    from fastnotebook.text_utils import (
+        clean_thinking_content,
+        extract_text_content,
+        parse_thinking_content,
+        remove_non_ascii,
+        remove_non_printable,
+    )
+    from fastnotebook.version_utils import (
+        compare_versions,
+        get_installed_version,
+        get_version_from_github,
+    )
 
 __version__ = "0.1.0"
 
@@ -32,9 +44,33 @@ _EXPORTS: dict[str, str] = {
     "detect_content_type": "chunking",
     "detect_content_type_from_extension": "chunking",
     "detect_content_type_from_heuristics": "chunking",
+    "clean_thinking_content": "text_utils",
+    "extract_text_content": "text_utils",
+    "parse_thinking_content": "text_utils",
+    "remove_non_ascii": "text_utils",
+    "remove_non_printable": "text_utils",
+    "compare_versions": "version_utils",
+    "get_installed_version": "version_utils",
+    "get_version_from_github": "version_utils",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [  # noqa: RUF022 -- grouped as the original's __init__
+    "CHUNK_SIZE",
+    "ContentType",
+    "chunk_text",
+    "chunk_texts",
+    "detect_content_type",
+    "detect_content_type_from_extension",
+    "detect_content_type_from_heuristics",
+    "remove_non_ascii",
+    "remove_non_printable",
+    "parse_thinking_content",
+    "clean_thinking_content",
+    "extract_text_content",
+    "compare_versions",
+    "get_installed_version",
+    "get_version_from_github",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -13,6 +13,7 @@ from loguru import logger
 
 from fastnotebook import chunking
 
+
 def _files(paths: Sequence[str]) -> Iterator[Path]:
     for raw in paths:
         path = Path(raw)

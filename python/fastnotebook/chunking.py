@@ -67,10 +67,14 @@ def _content_type_arg(content_type: Any) -> str | None:
         return None
     if isinstance(content_type, ContentType):
         return content_type.value
-    raise TypeError(f"content_type must be a ContentType or None, not {type(content_type).__name__}")
+    raise TypeError(
+        f"content_type must be a ContentType or None, not {type(content_type).__name__}"
+    )
 
 
-def detect_content_type_from_extension(file_path: str | os.PathLike[str] | None) -> ContentType | None:
+def detect_content_type_from_extension(
+    file_path: str | os.PathLike[str] | None,
+) -> ContentType | None:
     """Content type from the file extension (case-insensitive), or None if the
     path is empty, has no extension, or one that is not recognised."""
     path = _path_str(file_path)

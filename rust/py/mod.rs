@@ -2,6 +2,7 @@
 //! No algorithm lives here.
 
 mod chunking;
+mod cleaning;
 mod text;
 
 use pyo3::create_exception;
@@ -35,7 +36,7 @@ impl From<Error> for PyErr {
     }
 }
 
-/// Class bits (1 space, 2 printable, 4 word, 8 decimal) of the code points
+/// Class bits (1 space, 2 printable, 4 word, 8 decimal, 16 category C*) of the code points
 /// `start..end`, surrogates as 0: lets the tests compare the tables with the
 /// running CPython.
 #[pyfunction]
@@ -55,5 +56,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         py.get_type::<UnsupportedTextError>(),
     )?;
     m.add_function(wrap_pyfunction!(_char_class_bits, m)?)?;
-    chunking::register(m)
+    chunking::register(m)?;
+    cleaning::register(m)
 }

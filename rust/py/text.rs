@@ -16,7 +16,7 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyString;
 use pyo3::types::string::PyStringData;
 
-use crate::text::{CharOffsets, CodeUnits, SurrogateMap, transcode};
+use crate::text::{CharOffsets, CodeUnits, SurrogateMap, Surrogates, transcode};
 
 /// A Python string as Rust text.
 pub struct PyText {
@@ -109,6 +109,24 @@ impl<'a, 'py> FromPyObject<'a, 'py> for PyText {
     type Error = PyErr;
 
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        PyText::extract_with(obj, Surrogates::Map)
+    }
+}
+
+/// A Python string for a transform that drops lone surrogates anyway: they
+/// are left out on the way in, which works for every input.
+pub struct PyTextWithoutSurrogates(pub PyText);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for PyTextWithoutSurrogates {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        PyText::extract_with(obj, Surrogates::Drop).map(PyTextWithoutSurrogates)
+    }
+}
+
+impl PyText {
+    fn extract_with(obj: Borrowed<'_, '_, PyAny>, policy: Surrogates) -> PyResult<Self> {
         let Ok(string) = obj.cast::<PyString>() else {
             let type_name = obj.get_type().name()?;
             return Err(PyTypeError::new_err(format!(
@@ -131,7 +149,7 @@ impl<'a, 'py> FromPyObject<'a, 'py> for PyText {
                 None,
             ),
             Some(units) => {
-                let (text, map) = transcode(units)?;
+                let (text, map) = transcode(units, policy)?;
                 (Backing::Owned(text), map)
             }
         };

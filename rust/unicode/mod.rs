@@ -66,6 +66,16 @@ pub fn is_decimal(c: char) -> bool {
     }
 }
 
+/// General category C*: control, format, surrogate, private use, unassigned.
+#[inline]
+pub fn is_other(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_control()
+    } else {
+        in_table(tables::OTHER, c)
+    }
+}
+
 /// `str.strip()`: the slice without leading and trailing Python whitespace.
 #[inline]
 pub fn strip(s: &str) -> &str {
@@ -150,13 +160,14 @@ pub fn char_len(s: &str) -> usize {
 }
 
 /// Which classes a code point belongs to, as bits: 1 space, 2 printable,
-/// 4 word, 8 decimal. Lets the test suite compare every code point with the
-/// running CPython.
+/// 4 word, 8 decimal, 16 category C*. Lets the test suite compare every code
+/// point with the running CPython.
 pub fn class_bits(c: char) -> u8 {
     u8::from(is_space(c))
         | (u8::from(is_printable(c)) << 1)
         | (u8::from(is_word(c)) << 2)
         | (u8::from(is_decimal(c)) << 3)
+        | (u8::from(is_other(c)) << 4)
 }
 
 #[cfg(test)]
