@@ -5,6 +5,7 @@
 pub mod chunking;
 pub mod cleaning;
 pub mod error;
+pub mod pooling;
 pub mod text;
 pub mod unicode;
 

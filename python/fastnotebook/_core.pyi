@@ -1,6 +1,9 @@
 """Type stubs for the compiled core. The public API is in the Python modules."""
 
-from typing import Literal
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
 
 _ContentTypeName = Literal["html", "markdown", "plain"]
 
@@ -65,3 +68,12 @@ class HtmlHeaderSplitter:
         return_each_element: bool = False,
     ) -> HtmlHeaderSplitter: ...
     def split_text(self, text: str) -> list[tuple[str, dict[str, str]]]: ...
+
+def mean_pool_embeddings(embeddings: Any) -> list[float]: ...
+def mean_pool(matrix: npt.NDArray[Any]) -> np.ndarray[Any, Any]: ...
+def mean_pool_segments(
+    matrix: npt.NDArray[Any], offsets: npt.NDArray[np.int64]
+) -> np.ndarray[Any, Any]: ...
+def mean_pool_tokens(
+    hidden: npt.NDArray[np.float32], mask: npt.NDArray[np.int64]
+) -> npt.NDArray[np.float32]: ...

@@ -3,6 +3,7 @@
 
 mod chunking;
 mod cleaning;
+mod pooling;
 mod text;
 
 use pyo3::create_exception;
@@ -57,5 +58,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add_function(wrap_pyfunction!(_char_class_bits, m)?)?;
     chunking::register(m)?;
-    cleaning::register(m)
+    cleaning::register(m)?;
+    pooling::register(m)
 }
