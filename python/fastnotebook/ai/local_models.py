@@ -22,7 +22,7 @@ import threading
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from esperanto import AIFactory
@@ -57,8 +57,8 @@ def _tokenizer_file() -> Path:
 class _OnnxRunner:
     """The ONNX session and tokenizer, loaded once per process."""
 
-    _lock = threading.Lock()
-    _instances: dict[int, _OnnxRunner] = {}
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+    _instances: ClassVar[dict[int, _OnnxRunner]] = {}
 
     def __init__(self, max_tokens: int) -> None:
         try:
@@ -100,7 +100,7 @@ class LocalOnnxEmbeddingModel(EmbeddingModel):
     256, at most 512), ``batch_size`` (texts per model call, default 32)."""
 
     def __post_init__(self) -> None:
-        super().__post_init__()
+        super().__post_init__()  # type: ignore[no-untyped-call]
         max_tokens = int(self._config.get("max_tokens", DEFAULT_MAX_TOKENS))
         if not 1 <= max_tokens <= MODEL_WINDOW:
             raise ValueError(f"max_tokens must be between 1 and {MODEL_WINDOW}, got {max_tokens}")
