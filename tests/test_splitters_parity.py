@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_text_splitters import MarkdownHeaderTextSplitter, RecursiveCharacterTextSplitter
 
-from fastnotebook import _core
+from fastnotebook import splitters
 from test_chunking_parity import documents
 
 separator_lists = st.one_of(
@@ -42,7 +42,7 @@ def test_recursive_splitter_equals_langchain(text: str, params: tuple) -> None: 
         keep_separator=keep,
         strip_whitespace=strip,
     )
-    ours = _core.RecursiveSplitter(size, overlap, separators, keep, strip)
+    ours = splitters.RecursiveSplitter(size, overlap, separators, keep, strip)
     assert ours.split_text(text) == reference.split_text(text)
 
 
@@ -65,6 +65,6 @@ def test_markdown_header_splitter_equals_langchain(
         headers, return_each_line=each_line, strip_headers=strip_headers
     )
     expected = [(d.page_content, d.metadata) for d in reference.split_text(text)]
-    got = _core.MarkdownHeaderSplitter(headers, each_line, strip_headers).split_text(text)
+    got = splitters.MarkdownHeaderSplitter(headers, each_line, strip_headers).split_text(text)
     assert got == expected
     assert [list(m) for _, m in got] == [list(m) for _, m in expected]  # same key order
