@@ -18,6 +18,7 @@ from contextlib import redirect_stderr
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 KINDS = ("html", "markdown", "plain")
 _SUFFIXES = {
@@ -29,10 +30,39 @@ _SUFFIXES = {
 }
 SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "corpus"
 STDLIB_MODULES = (
-    "argparse asyncio.tasks collections configparser csv dataclasses datetime decimal email.message "
-    "enum functools http.client inspect itertools json logging os pathlib pickle re shutil socket "
-    "sqlite3 statistics string subprocess tarfile threading typing unittest urllib.parse zipfile"
-).split()
+    "argparse",
+    "asyncio.tasks",
+    "collections",
+    "configparser",
+    "csv",
+    "dataclasses",
+    "datetime",
+    "decimal",
+    "email.message",
+    "enum",
+    "functools",
+    "http.client",
+    "inspect",
+    "itertools",
+    "json",
+    "logging",
+    "os",
+    "pathlib",
+    "pickle",
+    "re",
+    "shutil",
+    "socket",
+    "sqlite3",
+    "statistics",
+    "string",
+    "subprocess",
+    "tarfile",
+    "threading",
+    "typing",
+    "unittest",
+    "urllib.parse",
+    "zipfile",
+)
 
 
 @dataclass
@@ -88,8 +118,9 @@ def built() -> Corpus:
     for path in sorted(repo.glob("*.md")) + sorted((repo / "docs").glob("*.md")):
         docs.append(Document(str(path), "markdown", path.read_text(encoding="utf-8")))
     for dist in sorted(metadata.distributions(), key=lambda d: d.metadata["Name"] or ""):
-        content_type = dist.metadata.get("Description-Content-Type") or ""
-        body = dist.metadata.get_payload()  # type: ignore[attr-defined]
+        fields: Any = dist.metadata  # an email.message.Message underneath
+        content_type = fields.get("Description-Content-Type") or ""
+        body = fields.get_payload()
         if "markdown" in content_type and isinstance(body, str) and len(body) > 2000:
             docs.append(Document(f"pypi:{dist.metadata['Name']}.md", "markdown", body))
     return Corpus("built from pydoc, repository and package metadata", docs)
