@@ -112,9 +112,8 @@ def _chonkie(kind: str) -> Callable[[], Callable[[Document], list[str]]]:
 
 
 def _semchunk() -> Callable[[Document], list[str]]:
-    import semchunk
+    from semchunk import chunk  # type: ignore[attr-defined]  # not in its __all__
 
-    chunk: Any = getattr(semchunk, "chunk")  # not in its __all__
     return lambda doc: list(chunk(doc.text, CHARS_SIZE, len, overlap=CHARS_OVERLAP))
 
 
