@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from fastnotebook import chunking
 from fastnotebook.bench import reference
@@ -114,7 +114,7 @@ def _chonkie(kind: str) -> Callable[[], Callable[[Document], list[str]]]:
 def _semchunk() -> Callable[[Document], list[str]]:
     from semchunk import chunk  # type: ignore[attr-defined]  # not in its __all__
 
-    return lambda doc: list(chunk(doc.text, CHARS_SIZE, len, overlap=CHARS_OVERLAP))
+    return lambda doc: cast(list[str], chunk(doc.text, CHARS_SIZE, len, overlap=CHARS_OVERLAP))
 
 
 def chunking_methods() -> list[Method]:
