@@ -1,0 +1,1022 @@
+//! Python 3.11.7's `html.parser.HTMLParser` as BeautifulSoup drives it
+//! (`convert_charrefs=False`, `feed()` then `close()`), with BeautifulSoup's
+//! handlers for character and entity references folded in.
+//!
+//! The tokenizer walks the input once, calling a [`Sink`] with the events
+//! `BeautifulSoupHTMLParser` would forward to the tree builder. Every regular
+//! expression of `html.parser` and `_markupbase` that can decide where a
+//! construct ends is re-implemented by hand with the backtracking order of
+//! Python's `re`, including `\s` as Unicode whitespace and `[a-zA-Z]` as
+//! ASCII. The two passes of the original (`goahead(0)` from `feed`, then
+//! `goahead(1)` from `close` on what the first left) are kept as they are,
+//! because they differ: the first stops at the first incomplete construct,
+//! the second turns it into text.
+//!
+//! Linear time: searches that fail are remembered (a failed search for `>`
+//! from `p` fails from any later position too), and in the second pass, where
+//! a start tag that fails can be rescanned from a later `<`, the end of each
+//! attribute chain is memoised by the position of its first attribute.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use memchr::{memchr, memchr2};
+
+use crate::error::{Error, Result};
+use crate::unicode;
+
+use super::entities::{NAMED, WINDOWS_1252};
+
+/// The events of `BeautifulSoupHTMLParser`, as the tree builder sees them.
+pub(crate) trait Sink {
+    /// `handle_data`: text, merged with adjacent text until the next event.
+    fn data(&mut self, text: &str);
+    /// A start tag (name lowercased); `self_closing` for `<tag/>`.
+    fn start_tag(&mut self, name: &str, self_closing: bool);
+    /// An end tag (name lowercased).
+    fn end_tag(&mut self, name: &str);
+    /// A comment, declaration, doctype, processing instruction or CDATA
+    /// section: a string of its own.
+    fn special(&mut self, text: &str);
+}
+
+/// FxHash (rustc's hasher): fast for the small keys used here.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct FxHasher(u64);
+
+const FX_SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(FX_SEED);
+    }
+}
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(word) ^ ((rest.len() as u64) << 59));
+        }
+    }
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+pub(crate) type FxBuild = BuildHasherDefault<FxHasher>;
+
+/// Where a construct starting with `<` ended, or that it is incomplete
+/// (`-1` in `html.parser`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Parsed {
+    At(usize),
+    Incomplete,
+}
+
+/// The element whose content is raw text (`set_cdata_mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cdata {
+    Script,
+    Style,
+}
+
+impl Cdata {
+    fn name(self) -> &'static str {
+        match self {
+            Cdata::Script => "script",
+            Cdata::Style => "style",
+        }
+    }
+}
+
+/// Characters that end a tag name (`[^\t\n\r\f />\x00]*`).
+const fn name_stop_table() -> [bool; 256] {
+    let mut t = [false; 256];
+    t[b'\t' as usize] = true;
+    t[b'\n' as usize] = true;
+    t[b'\r' as usize] = true;
+    t[0x0c] = true;
+    t[b' ' as usize] = true;
+    t[b'/' as usize] = true;
+    t[b'>' as usize] = true;
+    t[0] = true;
+    t
+}
+static NAME_STOP: [bool; 256] = name_stop_table();
+
+#[inline]
+fn is_ascii_space(b: u8) -> bool {
+    matches!(b, b'\t'..=b'\r' | 0x1c..=b' ')
+}
+
+/// A search whose failure is remembered: if nothing is found from `p`,
+/// nothing is found from any later position.
+#[derive(Clone, Copy, Debug)]
+struct NoneFrom(usize);
+
+impl NoneFrom {
+    fn new() -> Self {
+        NoneFrom(usize::MAX)
+    }
+    #[inline]
+    fn known_absent(self, from: usize) -> bool {
+        from >= self.0
+    }
+    #[inline]
+    fn record_absent(&mut self, from: usize) {
+        self.0 = self.0.min(from);
+    }
+}
+
+pub(crate) struct Tokenizer<'a, S: Sink> {
+    src: &'a str,
+    b: &'a [u8],
+    pub(crate) sink: S,
+    cdata: Option<Cdata>,
+    /// Second pass (`close()`), where incomplete constructs become text.
+    end: bool,
+    gt: NoneFrom,
+    squote: NoneFrom,
+    dquote: NoneFrom,
+    comment_close: NoneFrom,
+    marked_close: NoneFrom,
+    ms_marked_close: NoneFrom,
+    /// Second pass only: attribute-chain start -> chain end.
+    memo: HashMap<usize, usize, FxBuild>,
+    visited: Vec<usize>,
+    name_buf: String,
+    char_buf: [u8; 4],
+}
+
+impl<'a, S: Sink> Tokenizer<'a, S> {
+    pub(crate) fn new(src: &'a str, sink: S) -> Self {
+        Tokenizer {
+            src,
+            b: src.as_bytes(),
+            sink,
+            cdata: None,
+            end: false,
+            gt: NoneFrom::new(),
+            squote: NoneFrom::new(),
+            dquote: NoneFrom::new(),
+            comment_close: NoneFrom::new(),
+            marked_close: NoneFrom::new(),
+            ms_marked_close: NoneFrom::new(),
+            memo: HashMap::default(),
+            visited: Vec::new(),
+            name_buf: String::new(),
+            char_buf: [0; 4],
+        }
+    }
+
+    /// `feed(text)` then `close()`.
+    pub(crate) fn run(&mut self) -> Result<()> {
+        let n = self.b.len();
+        let mut i = 0;
+        self.goahead(&mut i)?;
+        // close(): goahead(1) on what the first pass left.
+        self.end = true;
+        self.goahead(&mut i)?;
+        if i < n && self.cdata.is_none() {
+            self.data(i, n);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn data(&mut self, from: usize, to: usize) {
+        if let Some(text) = self.src.get(from..to) {
+            self.sink.data(text);
+        }
+    }
+
+    #[inline]
+    fn data_char(&mut self, c: char) {
+        let mut buf = self.char_buf;
+        let s = c.encode_utf8(&mut buf);
+        self.sink.data(s);
+    }
+
+    /// The character at byte `p` (a character boundary), if any.
+    #[inline]
+    fn char_at(&self, p: usize) -> Option<char> {
+        self.src.get(p..).and_then(|s| s.chars().next())
+    }
+
+    /// Length in bytes of the `\s` character at `p`, 0 if there is none.
+    #[inline]
+    fn space_len(&self, p: usize) -> usize {
+        match self.b.get(p) {
+            None => 0,
+            Some(&c) if c < 0x80 => usize::from(is_ascii_space(c)),
+            Some(_) => match self.char_at(p) {
+                Some(ch) if unicode::is_space(ch) => ch.len_utf8(),
+                _ => 0,
+            },
+        }
+    }
+
+    /// `\s*` from `p`.
+    #[inline]
+    fn skip_space(&self, mut p: usize) -> usize {
+        loop {
+            let l = self.space_len(p);
+            if l == 0 {
+                return p;
+            }
+            p += l;
+        }
+    }
+
+    /// Length of the character starting at `p` (1 past the end).
+    #[inline]
+    fn char_len(&self, p: usize) -> usize {
+        match self.b.get(p) {
+            Some(&c) if c >= 0xf0 => 4,
+            Some(&c) if c >= 0xe0 => 3,
+            Some(&c) if c >= 0xc0 => 2,
+            _ => 1,
+        }
+    }
+
+    /// Whether the character before `p` is in `['"\s/]`.
+    #[inline]
+    fn lookbehind_ok(&self, p: usize) -> bool {
+        if p == 0 {
+            return false;
+        }
+        let c = self.b[p - 1];
+        if c < 0x80 {
+            return matches!(c, b'\'' | b'"' | b'/') || is_ascii_space(c);
+        }
+        self.src
+            .get(..p)
+            .and_then(|s| s.chars().next_back())
+            .is_some_and(unicode::is_space)
+    }
+
+    /// Next `byte` at or after `from`, remembering failures.
+    #[inline]
+    fn find_cached(b: &[u8], byte: u8, from: usize, cache: &mut NoneFrom) -> Option<usize> {
+        if cache.known_absent(from) {
+            return None;
+        }
+        match b.get(from..).and_then(|rest| memchr(byte, rest)) {
+            Some(o) => Some(from + o),
+            None => {
+                cache.record_absent(from);
+                None
+            }
+        }
+    }
+
+    #[inline]
+    fn find_gt(&mut self, from: usize) -> Option<usize> {
+        Self::find_cached(self.b, b'>', from, &mut self.gt)
+    }
+
+    // ---------------------------------------------------------------- goahead
+
+    /// One `goahead` pass from `*i`; returns at `break` or at the end.
+    fn goahead(&mut self, i: &mut usize) -> Result<()> {
+        let b = self.b;
+        let n = b.len();
+        while *i < n {
+            let j = match self.cdata {
+                Some(cd) => match self.find_cdata_end(*i, cd) {
+                    Some(j) => j,
+                    None => break,
+                },
+                None => memchr2(b'<', b'&', &b[*i..]).map_or(n, |o| *i + o),
+            };
+            if *i < j {
+                self.data(*i, j);
+            }
+            *i = j;
+            if j == n {
+                break;
+            }
+            if b[j] == b'<' {
+                let next = b.get(j + 1).copied();
+                let parsed = match next {
+                    Some(c) if c.is_ascii_alphabetic() => self.parse_starttag(j),
+                    Some(b'/') => self.parse_endtag(j),
+                    Some(b'!') if b[j..].starts_with(b"<!--") => self.parse_comment(j),
+                    Some(b'?') => self.parse_pi(j),
+                    Some(b'!') => self.parse_html_declaration(j)?,
+                    Some(_) => {
+                        self.sink.data("<");
+                        Parsed::At(j + 1)
+                    }
+                    None => break,
+                };
+                *i = match parsed {
+                    Parsed::At(k) => k,
+                    Parsed::Incomplete => {
+                        if !self.end {
+                            break;
+                        }
+                        let k = match self.find_gt(j + 1) {
+                            Some(g) => g + 1,
+                            None => memchr(b'<', &b[j + 1..]).map_or(j + 1, |o| j + 1 + o),
+                        };
+                        self.data(j, k);
+                        k
+                    }
+                };
+            } else if b.get(j + 1) == Some(&b'#') {
+                match self.charref_at(j) {
+                    Some((name_end, k)) => {
+                        self.handle_charref(j + 2, name_end)?;
+                        *i = k;
+                    }
+                    None => {
+                        if memchr(b';', &b[j..]).is_some() {
+                            self.sink.data("&#");
+                            *i = j + 2;
+                        }
+                        break;
+                    }
+                }
+            } else if let Some((name_end, k)) = self.entityref_at(j) {
+                self.handle_entityref(j + 1, name_end);
+                *i = k;
+            } else if b.get(j + 1).is_some_and(u8::is_ascii_alphabetic) {
+                // `incomplete` matched: in the second pass, `&x` as the
+                // whole remainder loses its `&`.
+                if self.end && j + 2 == n {
+                    *i = j + 1;
+                }
+                break;
+            } else if j + 1 < n {
+                self.sink.data("&");
+                *i = j + 1;
+            } else {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------ references
+
+    /// `charref` at `j` (`&#` there): end of the name and where to go on.
+    fn charref_at(&self, j: usize) -> Option<(usize, usize)> {
+        let b = self.b;
+        let p = j + 2;
+        let mut q = p;
+        while b.get(q).is_some_and(u8::is_ascii_digit) {
+            q += 1;
+        }
+        if q == p {
+            if !matches!(b.get(p), Some(b'x' | b'X')) {
+                return None;
+            }
+            q = p + 1;
+            while b.get(q).is_some_and(u8::is_ascii_hexdigit) {
+                q += 1;
+            }
+            if q == p + 1 {
+                return None;
+            }
+        }
+        let term = *b.get(q)?;
+        if term.is_ascii_hexdigit() {
+            return None;
+        }
+        Some((q, if term == b';' { q + 1 } else { q }))
+    }
+
+    /// `entityref` at `j` (`&` there): end of the name and where to go on.
+    fn entityref_at(&self, j: usize) -> Option<(usize, usize)> {
+        let b = self.b;
+        if !b.get(j + 1).is_some_and(u8::is_ascii_alphabetic) {
+            return None;
+        }
+        let mut q = j + 2;
+        while b
+            .get(q)
+            .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'-' || c == b'.')
+        {
+            q += 1;
+        }
+        match b.get(q) {
+            Some(&term) => Some((q, if term == b';' { q + 1 } else { q })),
+            None => {
+                // The run reaches the end: backtrack to the last `-` or `.`
+                // of the name, which then serves as the terminator.
+                let p = (j + 2..q).rev().find(|&p| matches!(b[p], b'-' | b'.'))?;
+                Some((p, p))
+            }
+        }
+    }
+
+    /// BeautifulSoup's `handle_charref` for the digits `from..to` (with the
+    /// `x` of a hexadecimal reference).
+    fn handle_charref(&mut self, from: usize, to: usize) -> Result<()> {
+        let digits = &self.b[from..to];
+        let value: u32 = if matches!(digits.first(), Some(b'x' | b'X')) {
+            let mut v: u32 = 0;
+            for &d in &digits[1..] {
+                let x = char::from(d).to_digit(16).unwrap_or(0);
+                v = v.saturating_mul(16).saturating_add(x).min(0x0011_0000);
+            }
+            v
+        } else {
+            if digits.len() > 4300 {
+                // `int()` refuses such strings; BeautifulSoup lets the
+                // ValueError through.
+                return Err(Error::UnsupportedText(format!(
+                    "Exceeds the limit (4300 digits) for integer string conversion: \
+                     value has {} digits; use sys.set_int_max_str_digits() to increase \
+                     the limit",
+                    digits.len()
+                )));
+            }
+            let mut v: u32 = 0;
+            for &d in digits {
+                v = v
+                    .saturating_mul(10)
+                    .saturating_add(u32::from(d - b'0'))
+                    .min(0x0011_0000);
+            }
+            v
+        };
+        self.data_char(numeric_reference(value));
+        Ok(())
+    }
+
+    /// BeautifulSoup's `handle_entityref` for the name `from..to`.
+    fn handle_entityref(&mut self, from: usize, to: usize) {
+        let name = &self.src[from..to];
+        match NAMED.binary_search_by(|&(k, _)| k.cmp(name)) {
+            Ok(idx) => self.sink.data(NAMED[idx].1),
+            Err(_) => {
+                self.sink.data("&");
+                self.sink.data(name);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------ start tags
+
+    /// End of the tag name starting at `p` (`[^\t\n\r\f />\x00]*`).
+    #[inline]
+    fn name_end(&self, mut p: usize) -> usize {
+        let b = self.b;
+        while p < b.len() && !NAME_STOP[b[p] as usize] {
+            p += 1;
+        }
+        p
+    }
+
+    /// `[\s/]*`.
+    #[inline]
+    fn skip_space_slash(&self, mut p: usize) -> usize {
+        loop {
+            if self.b.get(p) == Some(&b'/') {
+                p += 1;
+                continue;
+            }
+            let l = self.space_len(p);
+            if l == 0 {
+                return p;
+            }
+            p += l;
+        }
+    }
+
+    /// `(?:\s|/(?!>))*`.
+    #[inline]
+    fn skip_space_lone_slash(&self, mut p: usize) -> usize {
+        loop {
+            if self.b.get(p) == Some(&b'/') {
+                if self.b.get(p + 1) == Some(&b'>') {
+                    return p;
+                }
+                p += 1;
+                continue;
+            }
+            let l = self.space_len(p);
+            if l == 0 {
+                return p;
+            }
+            p += l;
+        }
+    }
+
+    /// `[^>\s]*` from `p`.
+    #[inline]
+    fn bare_value_end(&self, mut p: usize) -> usize {
+        let b = self.b;
+        while let Some(&c) = b.get(p) {
+            if c == b'>' {
+                break;
+            }
+            if c < 0x80 {
+                if is_ascii_space(c) {
+                    break;
+                }
+                p += 1;
+            } else {
+                if self.space_len(p) > 0 {
+                    break;
+                }
+                p += self.char_len(p);
+            }
+        }
+        p
+    }
+
+    /// A quoted attribute value opening at `r`: the end after the closing
+    /// quote, or `None` if it never closes.
+    #[inline]
+    fn quoted_end(&mut self, r: usize, quote: u8) -> Option<usize> {
+        let cache = if quote == b'\'' {
+            &mut self.squote
+        } else {
+            &mut self.dquote
+        };
+        Self::find_cached(self.b, quote, r + 1, cache).map(|c| c + 1)
+    }
+
+    /// One attribute of `attrfind_tolerant` (the same as one iteration of the
+    /// attribute group of `locatestarttagend_tolerant`), at `p`: its end,
+    /// trailing `(?:\s|/(?!>))*` included, or `None` if none starts there.
+    fn attr_step(&mut self, p: usize) -> Option<usize> {
+        if !self.lookbehind_ok(p) {
+            return None;
+        }
+        let b = self.b;
+        // [^\s/>]
+        match b.get(p) {
+            None | Some(b'/' | b'>') => return None,
+            _ => {}
+        }
+        if self.space_len(p) > 0 {
+            return None;
+        }
+        let mut q = p + self.char_len(p);
+        // [^\s/=>]*
+        while let Some(&c) = b.get(q) {
+            if matches!(c, b'/' | b'=' | b'>') {
+                break;
+            }
+            if c < 0x80 {
+                if is_ascii_space(c) {
+                    break;
+                }
+                q += 1;
+            } else {
+                if self.space_len(q) > 0 {
+                    break;
+                }
+                q += self.char_len(q);
+            }
+        }
+        // (\s*=+\s*('[^']*'|"[^"]*"|(?!['"])[^>\s]*))?
+        let mut pos = q;
+        let q1 = self.skip_space(q);
+        if b.get(q1) == Some(&b'=') {
+            let mut q2 = q1 + 1;
+            while b.get(q2) == Some(&b'=') {
+                q2 += 1;
+            }
+            let r = self.skip_space(q2);
+            let value_end = match b.get(r) {
+                Some(&quote @ (b'\'' | b'"')) => self.quoted_end(r, quote),
+                _ => Some(self.bare_value_end(r)),
+            };
+            pos = match value_end {
+                Some(e) => e,
+                // Backtracking: one space less before the quote gives an
+                // empty bare value (then the space is skipped again) ...
+                None if r > q2 => r,
+                // ... one `=` less gives a bare value starting at that `=`.
+                None if q2 - q1 > 1 => self.bare_value_end(q2 - 1),
+                None => q,
+            };
+        }
+        Some(self.skip_space_lone_slash(pos))
+    }
+
+    /// The attribute loop of `locatestarttagend_tolerant` from `p`: where it
+    /// stops.
+    fn attr_chain(&mut self, mut p: usize) -> usize {
+        if !self.end {
+            while let Some(next) = self.attr_step(p) {
+                p = next;
+            }
+            return p;
+        }
+        self.visited.clear();
+        let result = loop {
+            if let Some(&e) = self.memo.get(&p) {
+                break e;
+            }
+            self.visited.push(p);
+            match self.attr_step(p) {
+                Some(next) => p = next,
+                None => break p,
+            }
+        };
+        for &v in &self.visited {
+            self.memo.insert(v, result);
+        }
+        result
+    }
+
+    /// Lowercases `name` into `name_buf` as Python's `str.lower` does.
+    fn lower_name(&mut self, from: usize, to: usize) {
+        self.name_buf.clear();
+        let name = &self.src[from..to];
+        python_lower_into(name, &mut self.name_buf);
+    }
+
+    /// `parse_starttag` (with `check_for_whole_start_tag`) at `i`.
+    fn parse_starttag(&mut self, i: usize) -> Parsed {
+        let b = self.b;
+        let name_end = self.name_end(i + 2);
+        // locatestarttagend_tolerant
+        let attrs_start = self.skip_space_slash(name_end);
+        let j = self.attr_chain(attrs_start);
+        let endpos = match b.get(j) {
+            Some(b'>') => j + 1,
+            Some(b'/') => {
+                if b.get(j + 1) == Some(&b'>') {
+                    j + 2
+                } else {
+                    return Parsed::Incomplete;
+                }
+            }
+            None => return Parsed::Incomplete,
+            Some(&c) if c.is_ascii_alphabetic() || c == b'=' => return Parsed::Incomplete,
+            Some(_) => j,
+        };
+        // tagfind_tolerant, then attrfind_tolerant while k < endpos.
+        let mut k = self.skip_space_lone_slash(name_end);
+        while k < endpos {
+            match self.attr_step(k) {
+                Some(next) => k = next,
+                None => break,
+            }
+        }
+        let rest = self.src.get(k..endpos).unwrap_or("");
+        let end = unicode::strip(rest);
+        if end != ">" && end != "/>" {
+            self.data(i, endpos);
+            return Parsed::At(endpos);
+        }
+        self.lower_name(i + 1, name_end);
+        if end == "/>" {
+            self.sink.start_tag(&self.name_buf, true);
+        } else {
+            self.sink.start_tag(&self.name_buf, false);
+            match self.name_buf.as_str() {
+                "script" => self.cdata = Some(Cdata::Script),
+                "style" => self.cdata = Some(Cdata::Style),
+                _ => {}
+            }
+        }
+        Parsed::At(endpos)
+    }
+
+    // -------------------------------------------------------------- end tags
+
+    /// `parse_endtag` at `i` (`</` there).
+    fn parse_endtag(&mut self, i: usize) -> Parsed {
+        let b = self.b;
+        let Some(g) = self.find_gt(i + 1) else {
+            return Parsed::Incomplete;
+        };
+        let gtpos = g + 1;
+        // endtagfind: </\s*([a-zA-Z][-.a-zA-Z0-9:_]*)\s*>
+        let ns = self.skip_space(i + 2);
+        let mut matched = None;
+        if b.get(ns).is_some_and(u8::is_ascii_alphabetic) {
+            let mut ne = ns + 1;
+            while b.get(ne).is_some_and(|&c| {
+                c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b':' | b'_')
+            }) {
+                ne += 1;
+            }
+            if self.skip_space(ne) == g {
+                matched = Some((ns, ne));
+            }
+        }
+        if let Some((ns, ne)) = matched {
+            self.name_buf.clear();
+            for &c in &b[ns..ne] {
+                self.name_buf.push(char::from(c.to_ascii_lowercase()));
+            }
+            if let Some(cd) = self.cdata
+                && self.name_buf != cd.name()
+            {
+                self.data(i, gtpos);
+                return Parsed::At(gtpos);
+            }
+            self.sink.end_tag(&self.name_buf);
+            self.cdata = None;
+            return Parsed::At(gtpos);
+        }
+        if self.cdata.is_some() {
+            self.data(i, gtpos);
+            return Parsed::At(gtpos);
+        }
+        if b.get(i + 2).is_some_and(u8::is_ascii_alphabetic) {
+            let ne = self.name_end(i + 3);
+            self.lower_name(i + 2, ne);
+            self.sink.end_tag(&self.name_buf);
+            return Parsed::At(gtpos);
+        }
+        if g == i + 2 {
+            // `</>` is ignored.
+            return Parsed::At(gtpos);
+        }
+        // Bogus comment.
+        if let Some(text) = self.src.get(i + 2..g) {
+            self.sink.special(text);
+        }
+        Parsed::At(gtpos)
+    }
+
+    /// `</\s*script\s*>` (or `style`), case-insensitive as Python's `re`,
+    /// from `i`: where it starts.
+    fn find_cdata_end(&self, mut i: usize, cd: Cdata) -> Option<usize> {
+        let b = self.b;
+        let word: &[u8] = match cd {
+            Cdata::Script => b"script",
+            Cdata::Style => b"style",
+        };
+        loop {
+            let o = memchr(b'<', b.get(i..)?)?;
+            let start = i + o;
+            i = start + 1;
+            if b.get(start + 1) != Some(&b'/') {
+                continue;
+            }
+            let mut p = self.skip_space(start + 2);
+            let mut ok = true;
+            for &w in word {
+                let Some(ch) = self.char_at(p) else {
+                    ok = false;
+                    break;
+                };
+                if !matches_ignore_case(ch, w) {
+                    ok = false;
+                    break;
+                }
+                p += ch.len_utf8();
+            }
+            if ok && b.get(self.skip_space(p)) == Some(&b'>') {
+                return Some(start);
+            }
+        }
+    }
+
+    // ----------------------------------------------- comments, declarations
+
+    /// `parse_comment` at `i` (`<!--` there).
+    fn parse_comment(&mut self, i: usize) -> Parsed {
+        match self.find_comment_close(i + 4) {
+            Some((ms, me)) => {
+                if let Some(text) = self.src.get(i + 4..ms) {
+                    self.sink.special(text);
+                }
+                Parsed::At(me)
+            }
+            None => Parsed::Incomplete,
+        }
+    }
+
+    /// `--\s*>` from `from`.
+    fn find_comment_close(&mut self, from: usize) -> Option<(usize, usize)> {
+        if self.comment_close.known_absent(from) {
+            return None;
+        }
+        let b = self.b;
+        let mut p = from;
+        loop {
+            let Some(o) = b.get(p..).and_then(|rest| memchr(b'-', rest)) else {
+                self.comment_close.record_absent(from);
+                return None;
+            };
+            let d = p + o;
+            if b.get(d + 1) == Some(&b'-') {
+                let e = self.skip_space(d + 2);
+                if b.get(e) == Some(&b'>') {
+                    return Some((d, e + 1));
+                }
+            }
+            p = d + 1;
+        }
+    }
+
+    /// `]\s*]\s*>` (`double`) or `]\s*>` from `from`.
+    fn find_marked_close(&mut self, from: usize, double: bool) -> Option<(usize, usize)> {
+        let known_absent = if double {
+            self.marked_close.known_absent(from)
+        } else {
+            self.ms_marked_close.known_absent(from)
+        };
+        if known_absent {
+            return None;
+        }
+        let b = self.b;
+        let mut p = from;
+        loop {
+            let Some(o) = b.get(p..).and_then(|rest| memchr(b']', rest)) else {
+                if double {
+                    self.marked_close.record_absent(from);
+                } else {
+                    self.ms_marked_close.record_absent(from);
+                }
+                return None;
+            };
+            let s = p + o;
+            let mut e = self.skip_space(s + 1);
+            if double {
+                if b.get(e) == Some(&b']') {
+                    e = self.skip_space(e + 1);
+                    if b.get(e) == Some(&b'>') {
+                        return Some((s, e + 1));
+                    }
+                }
+            } else if b.get(e) == Some(&b'>') {
+                return Some((s, e + 1));
+            }
+            p = s + 1;
+        }
+    }
+
+    /// `parse_pi` at `i` (`<?` there).
+    fn parse_pi(&mut self, i: usize) -> Parsed {
+        match self.find_gt(i + 2) {
+            Some(g) => {
+                if let Some(text) = self.src.get(i + 2..g) {
+                    self.sink.special(text);
+                }
+                Parsed::At(g + 1)
+            }
+            None => Parsed::Incomplete,
+        }
+    }
+
+    /// `parse_html_declaration` at `i` (`<!` there, not `<!--`).
+    fn parse_html_declaration(&mut self, i: usize) -> Result<Parsed> {
+        let b = self.b;
+        if b.get(i + 2) == Some(&b'[') {
+            return self.parse_marked_section(i);
+        }
+        if b.get(i..i + 9)
+            .is_some_and(|s| s.eq_ignore_ascii_case(b"<!doctype"))
+        {
+            return Ok(match self.find_gt(i + 9) {
+                Some(g) => {
+                    // BeautifulSoup's handle_decl drops `len("DOCTYPE ")`
+                    // characters.
+                    let decl = self.src.get(i + 2..g).unwrap_or("");
+                    let rest = decl.char_indices().nth(8).map_or("", |(o, _)| &decl[o..]);
+                    self.sink.special(rest);
+                    Parsed::At(g + 1)
+                }
+                None => Parsed::Incomplete,
+            });
+        }
+        // Bogus comment.
+        Ok(match self.find_gt(i + 2) {
+            Some(g) => {
+                if let Some(text) = self.src.get(i + 2..g) {
+                    self.sink.special(text);
+                }
+                Parsed::At(g + 1)
+            }
+            None => Parsed::Incomplete,
+        })
+    }
+
+    /// `parse_marked_section` at `i` (`<![` there).
+    fn parse_marked_section(&mut self, i: usize) -> Result<Parsed> {
+        let b = self.b;
+        let n = b.len();
+        // _scan_name(i + 3)
+        let p = i + 3;
+        if p >= n {
+            return Ok(Parsed::Incomplete);
+        }
+        if !b[p].is_ascii_alphabetic() {
+            let context: String = self.src[i..].chars().take(20).collect();
+            return Err(Error::MarkupRejected(format!(
+                "html.parser rejected the markup: expected name token at {context:?}"
+            )));
+        }
+        let mut ne = p + 1;
+        while b
+            .get(ne)
+            .is_some_and(|&c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+        {
+            ne += 1;
+        }
+        if self.skip_space(ne) == n {
+            return Ok(Parsed::Incomplete);
+        }
+        let name = b[p..ne].to_ascii_lowercase();
+        let double = match name.as_slice() {
+            b"temp" | b"cdata" | b"ignore" | b"include" | b"rcdata" => true,
+            b"if" | b"else" | b"endif" => false,
+            _ => {
+                return Err(Error::MarkupRejected(format!(
+                    "html.parser rejected the markup: unknown status keyword {:?} in marked section",
+                    &self.src[p..self.skip_space(ne)]
+                )));
+            }
+        };
+        Ok(match self.find_marked_close(i + 3, double) {
+            Some((ms, me)) => {
+                let data = self.src.get(i + 3..ms).unwrap_or("");
+                if data.len() >= 6 && data.as_bytes()[..6].eq_ignore_ascii_case(b"CDATA[") {
+                    self.sink.special(&data[6..]);
+                } else {
+                    self.sink.special(data);
+                }
+                Parsed::At(me)
+            }
+            None => Parsed::Incomplete,
+        })
+    }
+}
+
+/// Whether `ch` matches the ASCII letter `w` under Python's `re.IGNORECASE`
+/// (which also folds U+017F to `s` and U+0130, U+0131 to `i`).
+fn matches_ignore_case(ch: char, w: u8) -> bool {
+    if ch.is_ascii() {
+        return (ch as u8).eq_ignore_ascii_case(&w);
+    }
+    matches!(
+        (ch, w),
+        ('\u{17f}', b's') | ('\u{130}' | '\u{131}', b'i') | ('\u{212a}', b'k')
+    )
+}
+
+/// `UnicodeDammit.numeric_character_reference`.
+fn numeric_reference(value: u32) -> char {
+    if value == 0 || value > 0x10_ffff || (0xd800..=0xdfff).contains(&value) {
+        return '\u{fffd}';
+    }
+    if (0x80..=0x9f).contains(&value)
+        && let Ok(idx) = WINDOWS_1252.binary_search_by(|&(k, _)| k.cmp(&value))
+    {
+        return WINDOWS_1252[idx].1;
+    }
+    char::from_u32(value).unwrap_or('\u{fffd}')
+}
+
+/// Python 3.11's `str.lower()` (Unicode 14) appended to `out`.
+///
+/// Rust's tables are newer: characters that Rust lowercases but Python does
+/// not are all unassigned in Unicode 14, hence not printable for Python;
+/// those are kept as they are, and the text between them is lowercased by
+/// Rust (final sigma included).
+pub(crate) fn python_lower_into(name: &str, out: &mut String) {
+    if name.is_ascii() {
+        out.extend(name.bytes().map(|c| char::from(c.to_ascii_lowercase())));
+        return;
+    }
+    let mut seg_start = 0;
+    for (o, ch) in name.char_indices() {
+        if !ch.is_ascii() && !unicode::is_printable(ch) && !ch.to_lowercase().eq([ch]) {
+            out.push_str(&name[seg_start..o].to_lowercase());
+            out.push(ch);
+            seg_start = o + ch.len_utf8();
+        }
+    }
+    out.push_str(&name[seg_start..].to_lowercase());
+}
