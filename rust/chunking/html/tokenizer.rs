@@ -17,7 +17,7 @@
 //! a start tag that fails can be rescanned from a later `<`, the end of each
 //! attribute chain is memoised by the position of its first attribute.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use memchr::{memchr, memchr2};
@@ -117,6 +117,26 @@ impl Cdata {
     }
 }
 
+/// The character classes scanned inside start tags; each stops at the
+/// first character of the named kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Scan {
+    /// `>` or `\s` (end of `[^>\s]*`).
+    Bare,
+    /// `\s`, `/`, `=` or `>` (end of `[^\s/=>]*`).
+    AttrName,
+    /// Not `\s` (end of `\s*`).
+    NotSpace,
+    /// Neither `\s` nor a `/` not followed by `>` (end of `(?:\s|/(?!>))*`).
+    NotSpaceLoneSlash,
+    /// Not `=` (end of `=+`).
+    NotEq,
+    SQuote,
+    DQuote,
+}
+
+const SCANS: usize = 7;
+
 /// Characters that end a tag name (`[^\t\n\r\f />\x00]*`).
 const fn name_stop_table() -> [bool; 256] {
     let mut t = [false; 256];
@@ -171,7 +191,14 @@ pub(crate) struct Tokenizer<'a, S: Sink> {
     ms_marked_close: NoneFrom,
     /// Second pass only: attribute-chain start -> chain end.
     memo: HashMap<usize, usize, FxBuild>,
+    /// Second pass only, by [`Scan`]: start -> first stop, with no stop in
+    /// between.
+    scans: [BTreeMap<usize, usize>; SCANS],
     visited: Vec<usize>,
+    /// Last `name_end` query: no name stop in `from..to`, one at `to`.
+    name_cache: (usize, usize),
+    /// Last `[\s/]*` after a tag name: (name end, where it stops).
+    attrs_cache: (usize, usize),
     name_buf: String,
     char_buf: [u8; 4],
 }
@@ -191,7 +218,10 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
             marked_close: NoneFrom::new(),
             ms_marked_close: NoneFrom::new(),
             memo: HashMap::default(),
+            scans: Default::default(),
             visited: Vec::new(),
+            name_cache: (usize::MAX, 0),
+            attrs_cache: (usize::MAX, 0),
             name_buf: String::new(),
             char_buf: [0; 4],
         }
@@ -489,13 +519,22 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
     // ------------------------------------------------------------ start tags
 
     /// End of the tag name starting at `p` (`[^\t\n\r\f />\x00]*`).
+    ///
+    /// A tag name can run over other `<` (`<a<a<a...`); as queries come in
+    /// document order, remembering the last answer keeps this linear.
     #[inline]
-    fn name_end(&self, mut p: usize) -> usize {
-        let b = self.b;
-        while p < b.len() && !NAME_STOP[b[p] as usize] {
-            p += 1;
+    fn name_end(&mut self, p: usize) -> usize {
+        let (from, to) = self.name_cache;
+        if from <= p && p <= to {
+            return to;
         }
-        p
+        let b = self.b;
+        let mut q = p;
+        while q < b.len() && !NAME_STOP[b[q] as usize] {
+            q += 1;
+        }
+        self.name_cache = (p, q);
+        q
     }
 
     /// `[\s/]*`.
@@ -533,33 +572,112 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
         }
     }
 
-    /// `[^>\s]*` from `p`.
+    /// Whether the character at `p` is a stop of `set`; its length.
     #[inline]
-    fn bare_value_end(&self, mut p: usize) -> usize {
-        let b = self.b;
-        while let Some(&c) = b.get(p) {
-            if c == b'>' {
-                break;
+    fn stop_at(&self, set: Scan, p: usize) -> (bool, usize) {
+        let Some(&c) = self.b.get(p) else {
+            return (true, 1);
+        };
+        if c < 0x80 {
+            let space = is_ascii_space(c);
+            let stop = match set {
+                Scan::Bare => space || c == b'>',
+                Scan::AttrName => space || matches!(c, b'/' | b'=' | b'>'),
+                Scan::NotSpace => !space,
+                Scan::NotSpaceLoneSlash => {
+                    !space && (c != b'/' || self.b.get(p + 1) == Some(&b'>'))
+                }
+                Scan::NotEq => c != b'=',
+                Scan::SQuote => c == b'\'',
+                Scan::DQuote => c == b'"',
+            };
+            return (stop, 1);
+        }
+        let len = self.char_len(p);
+        let stop = match set {
+            Scan::Bare | Scan::AttrName => self.space_len(p) > 0,
+            Scan::NotSpace | Scan::NotSpaceLoneSlash => self.space_len(p) == 0,
+            Scan::NotEq => true,
+            Scan::SQuote | Scan::DQuote => false,
+        };
+        (stop, len)
+    }
+
+    /// The first stop of `set` in `from..limit`, or `limit`.
+    #[inline]
+    fn scan(&self, set: Scan, from: usize, limit: usize) -> usize {
+        match set {
+            Scan::SQuote | Scan::DQuote => {
+                let quote = if set == Scan::SQuote { b'\'' } else { b'"' };
+                self.b
+                    .get(from..limit)
+                    .and_then(|s| memchr(quote, s))
+                    .map_or(limit, |o| from + o)
             }
-            if c < 0x80 {
-                if is_ascii_space(c) {
-                    break;
+            _ => {
+                let mut p = from;
+                while p < limit {
+                    let (stop, len) = self.stop_at(set, p);
+                    if stop {
+                        return p;
+                    }
+                    p += len;
                 }
-                p += 1;
-            } else {
-                if self.space_len(p) > 0 {
-                    break;
-                }
-                p += self.char_len(p);
+                limit.min(p)
             }
         }
-        p
+    }
+
+    /// The first stop of `set` at or after `p` (the end of the input if
+    /// none). In the second pass, answers are kept as intervals without a
+    /// stop, so that no stretch of the input is scanned twice for one set.
+    fn next_stop(&mut self, set: Scan, p: usize) -> usize {
+        let n = self.b.len();
+        if !self.end {
+            return self.scan(set, p, n);
+        }
+        let cache = &self.scans[set as usize];
+        if let Some((_, &stop)) = cache.range(..=p).next_back()
+            && p <= stop
+        {
+            return stop;
+        }
+        let next = cache.range(p..).next().map(|(&a, &stop)| (a, stop));
+        let limit = next.map_or(n, |(a, _)| a);
+        let q = self.scan(set, p, limit);
+        let cache = &mut self.scans[set as usize];
+        match next {
+            Some((a, stop)) if q >= limit => {
+                cache.remove(&a);
+                cache.insert(p, stop);
+                stop
+            }
+            _ => {
+                cache.insert(p, q);
+                q
+            }
+        }
+    }
+
+    /// `[^>\s]*` from `p`.
+    #[inline]
+    fn bare_value_end(&mut self, p: usize) -> usize {
+        self.next_stop(Scan::Bare, p)
     }
 
     /// A quoted attribute value opening at `r`: the end after the closing
     /// quote, or `None` if it never closes.
     #[inline]
     fn quoted_end(&mut self, r: usize, quote: u8) -> Option<usize> {
+        if self.end {
+            let set = if quote == b'\'' {
+                Scan::SQuote
+            } else {
+                Scan::DQuote
+            };
+            let c = self.next_stop(set, r + 1);
+            return (c < self.b.len()).then_some(c + 1);
+        }
         let cache = if quote == b'\'' {
             &mut self.squote
         } else {
@@ -584,33 +702,14 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
         if self.space_len(p) > 0 {
             return None;
         }
-        let mut q = p + self.char_len(p);
         // [^\s/=>]*
-        while let Some(&c) = b.get(q) {
-            if matches!(c, b'/' | b'=' | b'>') {
-                break;
-            }
-            if c < 0x80 {
-                if is_ascii_space(c) {
-                    break;
-                }
-                q += 1;
-            } else {
-                if self.space_len(q) > 0 {
-                    break;
-                }
-                q += self.char_len(q);
-            }
-        }
+        let q = self.next_stop(Scan::AttrName, p + self.char_len(p));
         // (\s*=+\s*('[^']*'|"[^"]*"|(?!['"])[^>\s]*))?
         let mut pos = q;
-        let q1 = self.skip_space(q);
+        let q1 = self.next_stop(Scan::NotSpace, q);
         if b.get(q1) == Some(&b'=') {
-            let mut q2 = q1 + 1;
-            while b.get(q2) == Some(&b'=') {
-                q2 += 1;
-            }
-            let r = self.skip_space(q2);
+            let q2 = self.next_stop(Scan::NotEq, q1 + 1);
+            let r = self.next_stop(Scan::NotSpace, q2);
             let value_end = match b.get(r) {
                 Some(&quote @ (b'\'' | b'"')) => self.quoted_end(r, quote),
                 _ => Some(self.bare_value_end(r)),
@@ -625,7 +724,7 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
                 None => q,
             };
         }
-        Some(self.skip_space_lone_slash(pos))
+        Some(self.next_stop(Scan::NotSpaceLoneSlash, pos))
     }
 
     /// The attribute loop of `locatestarttagend_tolerant` from `p`: where it
@@ -666,18 +765,19 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
         let b = self.b;
         let name_end = self.name_end(i + 2);
         // locatestarttagend_tolerant
-        let attrs_start = self.skip_space_slash(name_end);
+        let attrs_start = if self.attrs_cache.0 == name_end {
+            self.attrs_cache.1
+        } else {
+            let a = self.skip_space_slash(name_end);
+            self.attrs_cache = (name_end, a);
+            a
+        };
         let j = self.attr_chain(attrs_start);
         let endpos = match b.get(j) {
             Some(b'>') => j + 1,
-            Some(b'/') => {
-                if b.get(j + 1) == Some(&b'>') {
-                    j + 2
-                } else {
-                    return Parsed::Incomplete;
-                }
-            }
-            None => return Parsed::Incomplete,
+            Some(b'/') if b.get(j + 1) == Some(&b'>') => j + 2,
+            // A `/` not before `>`: html.parser waits for more input.
+            Some(b'/') | None => return Parsed::Incomplete,
             Some(&c) if c.is_ascii_alphabetic() || c == b'=' => return Parsed::Incomplete,
             Some(_) => j,
         };
@@ -1019,4 +1119,133 @@ pub(crate) fn python_lower_into(name: &str, out: &mut String) {
         }
     }
     out.push_str(&name[seg_start..].to_lowercase());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records events; adjacent data merged as BeautifulSoup merges it.
+    #[derive(Default)]
+    struct Events(Vec<String>);
+
+    impl Sink for Events {
+        fn data(&mut self, text: &str) {
+            match self.0.last_mut() {
+                Some(last) if last.starts_with("D:") => last.push_str(text),
+                _ => self.0.push(format!("D:{text}")),
+            }
+        }
+        fn start_tag(&mut self, name: &str, self_closing: bool) {
+            self.0
+                .push(format!("{}:{name}", if self_closing { "S/" } else { "S" }));
+        }
+        fn end_tag(&mut self, name: &str) {
+            self.0.push(format!("E:{name}"));
+        }
+        fn special(&mut self, text: &str) {
+            self.0.push(format!("X:{text}"));
+        }
+    }
+
+    fn events(html: &str) -> Vec<String> {
+        let mut t = Tokenizer::new(html, Events::default());
+        t.run().expect("accepted");
+        t.sink.0
+    }
+
+    #[test]
+    fn tags_and_text() {
+        assert_eq!(
+            events("<P Class=x>a</P >b<BR/>"),
+            ["S:p", "D:a", "E:p", "D:b", "S/:br"]
+        );
+        assert_eq!(events("<a/ >x<a / / >"), ["S:a", "D:x", "S:a"]);
+        assert_eq!(events("<a //>"), ["S/:a"]);
+        assert_eq!(events("</p x=1>"), ["E:p"]);
+        assert_eq!(events("</p\u{b}x>"), ["E:p\u{b}x"]);
+        assert_eq!(events("</ p>"), ["E:p"]);
+        assert_eq!(events("</ 3>"), ["X: 3"]);
+        assert_eq!(events("</>"), Vec::<String>::new());
+        assert_eq!(events("<\u{c9}>"), ["D:<\u{c9}>"]);
+    }
+
+    #[test]
+    fn attribute_values_follow_python_backtracking() {
+        // Quoted values may hold `>`.
+        assert_eq!(events("<a b='>'>t"), ["S:a", "D:t"]);
+        // An unclosed quote after `= ` becomes an attribute name.
+        assert_eq!(events("<a b= 'x>t"), ["S:a", "D:t"]);
+        // After `==`, the value starts at the second `=`.
+        assert_eq!(events("<a b=='x>t"), ["S:a", "D:t"]);
+        // After a single `=`, the tag cannot end: text up to the next `>`.
+        assert_eq!(events("<a b='x>t"), ["D:<a b='x>t"]);
+        // A NUL right after the name ends the tag early: the tag is text.
+        assert_eq!(events("<a\u{0}b>c"), ["D:<a\u{0}b>c"]);
+        assert_eq!(events("<a\"\u{0}x>c"), ["S:a\"", "D:c"]);
+    }
+
+    #[test]
+    fn raw_text_elements() {
+        assert_eq!(
+            events("<script>a<b>&amp;</SCRIPT >c"),
+            ["S:script", "D:a<b>&amp;", "E:script", "D:c"]
+        );
+        assert_eq!(
+            events("<style>x</\u{17f}tyle>y</style>"),
+            ["S:style", "D:x</\u{17f}tyle>y", "E:style"]
+        );
+        assert_eq!(events("<script/>a&amp;"), ["S/:script", "D:a&"]);
+        // Never closed: its content and everything after it is dropped.
+        assert_eq!(events("<script>x</p>"), ["S:script"]);
+    }
+
+    #[test]
+    fn markup_declarations() {
+        assert_eq!(events("<!-- a -- >b"), ["X: a ", "D:b"]);
+        assert_eq!(events("<!---->"), ["X:"]);
+        assert_eq!(events("<!-->x-->"), ["X:>x"]);
+        assert_eq!(events("<!DOCTYPE html>"), ["X:html"]);
+        assert_eq!(events("<!ELEMENT x>"), ["X:ELEMENT x"]);
+        assert_eq!(events("<?xml v?>"), ["X:xml v?"]);
+        assert_eq!(events("<![CDATA[<p>]]>"), ["X:<p>"]);
+        assert_eq!(events("<![cdata x] ] >"), ["X:cdata x"]);
+        assert_eq!(events("<![if !IE]>"), ["X:if !IE"]);
+        let mut t = Tokenizer::new("<![unknown[x]]>", Events::default());
+        assert!(matches!(t.run(), Err(Error::MarkupRejected(_))));
+    }
+
+    #[test]
+    fn references() {
+        assert_eq!(events("&lt;&LT&ltx;&unknown;x"), ["D:<<&ltx&unknownx"]);
+        assert_eq!(events("&#38;&#x26&#X26;"), ["D:&&&"]);
+        assert_eq!(events("&#150;&#x9d;"), ["D:\u{2013}\u{9d}"]);
+        assert_eq!(events("& &; &#; &#x;"), ["D:& &; &#; &#x;"]);
+    }
+
+    #[test]
+    fn python_lower_matches_unicode_14() {
+        let lower = |s: &str| {
+            let mut out = String::new();
+            python_lower_into(s, &mut out);
+            out
+        };
+        assert_eq!(lower("H1"), "h1");
+        assert_eq!(lower("\u{130}X"), "i\u{307}x");
+        assert_eq!(lower("A\u{3a3}"), "a\u{3c2}");
+        assert_eq!(lower("A\u{3a3}B"), "a\u{3c3}b");
+        // Unassigned in Unicode 14: left alone, as Python 3.11 does.
+        assert_eq!(lower("\u{1c89}\u{a7cb}"), "\u{1c89}\u{a7cb}");
+    }
+
+    #[test]
+    fn linear_on_pathological_input() {
+        // Each of these is quadratic with naive searches; 200k repetitions
+        // would take minutes then.
+        for unit in ["<a", "<a b='", "&#;<a b='<a b='", "</a", "<!-- >", "<a/"] {
+            let html = format!("&#;{}", unit.repeat(200_000));
+            let mut t = Tokenizer::new(&html, Events::default());
+            t.run().expect("accepted");
+        }
+    }
 }
