@@ -239,58 +239,54 @@ impl HtmlHeaderSplitter {
             if node.first == u32::MAX {
                 continue;
             }
-            node_text.clear();
-            let mut p = node.first;
-            while let Some(piece) = tree.pieces.get(p as usize) {
-                if !node_text.is_empty() {
-                    node_text.push(' ');
-                }
-                node_text.push_str(&tree.text[piece.start..piece.end]);
-                p = piece.next;
-            }
             let header = header_of
                 .get(node.name as usize)
                 .copied()
                 .unwrap_or(u32::MAX);
-            if header != u32::MAX {
-                let header = header as usize;
-                if !each && !chunk.is_empty() {
-                    out.push(Section {
-                        content: std::mem::take(&mut chunk),
-                        metadata: self.metadata(&active),
-                    });
-                }
-                let level = &self.headers[header].level;
-                active.retain(|a| self.headers[a.header].level < *level);
-                let name = self.headers[header].name;
-                let entry = Active {
-                    name,
-                    text: node_text.clone(),
-                    header,
-                    depth: node.depth,
-                };
-                match active.iter_mut().find(|a| a.name == name) {
-                    Some(a) => *a = entry,
-                    None => active.push(entry),
-                }
-                out.push(Section {
-                    content: node_text.clone(),
-                    metadata: self.metadata(&active),
-                });
-            } else {
+            if header == u32::MAX {
                 active.retain(|a| node.depth >= a.depth);
-                if each {
-                    out.push(Section {
-                        content: node_text.clone(),
-                        metadata: self.metadata(&active),
-                    });
-                } else {
+                if !each {
+                    // The usual case: straight into the chunk.
                     if !chunk.is_empty() {
                         chunk.push_str("  \n");
                     }
-                    chunk.push_str(&node_text);
+                    tree.write_text(node, &mut chunk);
+                    continue;
                 }
             }
+            node_text.clear();
+            tree.write_text(node, &mut node_text);
+            if header == u32::MAX {
+                out.push(Section {
+                    content: std::mem::take(&mut node_text),
+                    metadata: self.metadata(&active),
+                });
+                continue;
+            }
+            let header = header as usize;
+            if !each && !chunk.is_empty() {
+                out.push(Section {
+                    content: std::mem::take(&mut chunk),
+                    metadata: self.metadata(&active),
+                });
+            }
+            let level = &self.headers[header].level;
+            active.retain(|a| self.headers[a.header].level < *level);
+            let name = self.headers[header].name;
+            let entry = Active {
+                name,
+                text: node_text.clone(),
+                header,
+                depth: node.depth,
+            };
+            match active.iter_mut().find(|a| a.name == name) {
+                Some(a) => *a = entry,
+                None => active.push(entry),
+            }
+            out.push(Section {
+                content: std::mem::take(&mut node_text),
+                metadata: self.metadata(&active),
+            });
         }
         if !each && !chunk.is_empty() {
             out.push(Section {

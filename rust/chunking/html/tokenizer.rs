@@ -137,6 +137,35 @@ enum Scan {
 
 const SCANS: usize = 7;
 
+/// Byte classes: ASCII `\s`, `>`, `/`, `=`, and the lead bytes of the
+/// non-ASCII characters that may be `\s` (U+0085, U+00A0, U+1680,
+/// U+2000-U+205F, U+3000).
+const C_SPACE: u8 = 1;
+const C_GT: u8 = 2;
+const C_SLASH: u8 = 4;
+const C_EQ: u8 = 8;
+const C_MAYBE_SPACE: u8 = 16;
+
+const fn class_table() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 0x80 {
+        if matches!(c as u8, b'\t'..=b'\r' | 0x1c..=b' ') {
+            t[c] = C_SPACE;
+        }
+        c += 1;
+    }
+    t[b'>' as usize] = C_GT;
+    t[b'/' as usize] = C_SLASH;
+    t[b'=' as usize] = C_EQ;
+    t[0xc2] = C_MAYBE_SPACE;
+    t[0xe1] = C_MAYBE_SPACE;
+    t[0xe2] = C_MAYBE_SPACE;
+    t[0xe3] = C_MAYBE_SPACE;
+    t
+}
+static CLASS: [u8; 256] = class_table();
+
 /// Characters that end a tag name (`[^\t\n\r\f />\x00]*`).
 const fn name_stop_table() -> [bool; 256] {
     let mut t = [false; 256];
@@ -276,14 +305,8 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
 
     /// `\s*` from `p`.
     #[inline]
-    fn skip_space(&self, mut p: usize) -> usize {
-        loop {
-            let l = self.space_len(p);
-            if l == 0 {
-                return p;
-            }
-            p += l;
-        }
+    fn skip_space(&self, p: usize) -> usize {
+        self.scan(Scan::NotSpace, p, self.b.len())
     }
 
     /// Length of the character starting at `p` (1 past the end).
@@ -555,75 +578,64 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
 
     /// `(?:\s|/(?!>))*`.
     #[inline]
-    fn skip_space_lone_slash(&self, mut p: usize) -> usize {
-        loop {
-            if self.b.get(p) == Some(&b'/') {
-                if self.b.get(p + 1) == Some(&b'>') {
-                    return p;
-                }
-                p += 1;
-                continue;
-            }
-            let l = self.space_len(p);
-            if l == 0 {
-                return p;
-            }
-            p += l;
-        }
+    fn skip_space_lone_slash(&self, p: usize) -> usize {
+        self.scan(Scan::NotSpaceLoneSlash, p, self.b.len())
     }
 
-    /// Whether the character at `p` is a stop of `set`; its length.
-    #[inline]
-    fn stop_at(&self, set: Scan, p: usize) -> (bool, usize) {
-        let Some(&c) = self.b.get(p) else {
-            return (true, 1);
-        };
-        if c < 0x80 {
-            let space = is_ascii_space(c);
-            let stop = match set {
-                Scan::Bare => space || c == b'>',
-                Scan::AttrName => space || matches!(c, b'/' | b'=' | b'>'),
-                Scan::NotSpace => !space,
-                Scan::NotSpaceLoneSlash => {
-                    !space && (c != b'/' || self.b.get(p + 1) == Some(&b'>'))
-                }
-                Scan::NotEq => c != b'=',
-                Scan::SQuote => c == b'\'',
-                Scan::DQuote => c == b'"',
-            };
-            return (stop, 1);
-        }
-        let len = self.char_len(p);
-        let stop = match set {
-            Scan::Bare | Scan::AttrName => self.space_len(p) > 0,
-            Scan::NotSpace | Scan::NotSpaceLoneSlash => self.space_len(p) == 0,
-            Scan::NotEq => true,
-            Scan::SQuote | Scan::DQuote => false,
-        };
-        (stop, len)
-    }
-
-    /// The first stop of `set` in `from..limit`, or `limit`.
+    /// The first stop of `set` in `from..limit` (`limit` a character
+    /// boundary), or `limit`.
     #[inline]
     fn scan(&self, set: Scan, from: usize, limit: usize) -> usize {
+        let b = self.b.get(..limit).unwrap_or(self.b);
+        let mut p = from;
         match set {
-            Scan::SQuote | Scan::DQuote => {
-                let quote = if set == Scan::SQuote { b'\'' } else { b'"' };
-                self.b
-                    .get(from..limit)
-                    .and_then(|s| memchr(quote, s))
-                    .map_or(limit, |o| from + o)
-            }
-            _ => {
-                let mut p = from;
-                while p < limit {
-                    let (stop, len) = self.stop_at(set, p);
-                    if stop {
+            Scan::Bare | Scan::AttrName => {
+                let stops = if set == Scan::Bare {
+                    C_SPACE | C_GT
+                } else {
+                    C_SPACE | C_GT | C_SLASH | C_EQ
+                };
+                while let Some(&c) = b.get(p) {
+                    let class = CLASS[c as usize];
+                    if class & stops != 0 || (class & C_MAYBE_SPACE != 0 && self.space_len(p) > 0) {
                         return p;
                     }
-                    p += len;
+                    // Bytes inside a multi-byte character are never stops.
+                    p += 1;
                 }
-                limit.min(p)
+                b.len()
+            }
+            Scan::NotSpace | Scan::NotSpaceLoneSlash => {
+                let lone_slash = set == Scan::NotSpaceLoneSlash;
+                while let Some(&c) = b.get(p) {
+                    let class = CLASS[c as usize];
+                    if class & C_SPACE != 0 {
+                        p += 1;
+                    } else if lone_slash && c == b'/' && self.b.get(p + 1) != Some(&b'>') {
+                        p += 1;
+                    } else if class & C_MAYBE_SPACE != 0 {
+                        let l = self.space_len(p);
+                        if l == 0 {
+                            return p;
+                        }
+                        p += l;
+                    } else {
+                        return p;
+                    }
+                }
+                b.len()
+            }
+            Scan::NotEq => {
+                while b.get(p) == Some(&b'=') {
+                    p += 1;
+                }
+                p.min(b.len())
+            }
+            Scan::SQuote | Scan::DQuote => {
+                let quote = if set == Scan::SQuote { b'\'' } else { b'"' };
+                b.get(from..)
+                    .and_then(|s| memchr(quote, s))
+                    .map_or(b.len(), |o| from + o)
             }
         }
     }
@@ -631,11 +643,18 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
     /// The first stop of `set` at or after `p` (the end of the input if
     /// none). In the second pass, answers are kept as intervals without a
     /// stop, so that no stretch of the input is scanned twice for one set.
+    #[inline]
     fn next_stop(&mut self, set: Scan, p: usize) -> usize {
-        let n = self.b.len();
-        if !self.end {
-            return self.scan(set, p, n);
+        if self.end {
+            self.next_stop_cached(set, p)
+        } else {
+            self.scan(set, p, self.b.len())
         }
+    }
+
+    #[inline(never)]
+    fn next_stop_cached(&mut self, set: Scan, p: usize) -> usize {
+        let n = self.b.len();
         let cache = &self.scans[set as usize];
         if let Some((_, &stop)) = cache.range(..=p).next_back()
             && p <= stop
@@ -753,11 +772,19 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
         result
     }
 
-    /// Lowercases `name` into `name_buf` as Python's `str.lower` does.
-    fn lower_name(&mut self, from: usize, to: usize) {
-        self.name_buf.clear();
+    /// The tag name `from..to` lowercased as Python's `str.lower` does:
+    /// borrowed from the input when it already is (the common case).
+    fn lower_name(&mut self, from: usize, to: usize) -> bool {
         let name = &self.src[from..to];
+        if name
+            .bytes()
+            .all(|c| c.is_ascii() && !c.is_ascii_uppercase())
+        {
+            return false;
+        }
+        self.name_buf.clear();
         python_lower_into(name, &mut self.name_buf);
+        true
     }
 
     /// `parse_starttag` (with `check_for_whole_start_tag`) at `i`.
@@ -781,12 +808,19 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
             Some(&c) if c.is_ascii_alphabetic() || c == b'=' => return Parsed::Incomplete,
             Some(_) => j,
         };
-        // tagfind_tolerant, then attrfind_tolerant while k < endpos.
-        let mut k = self.skip_space_lone_slash(name_end);
-        while k < endpos {
-            match self.attr_step(k) {
-                Some(next) => k = next,
-                None => break,
+        // tagfind_tolerant, then attrfind_tolerant while k < endpos. From the
+        // same start, attrfind repeats the attribute loop above, which
+        // stopped at `j` (and `j <= endpos`).
+        let tagfind_end = self.skip_space_lone_slash(name_end);
+        let mut k = tagfind_end;
+        if tagfind_end == attrs_start {
+            k = j;
+        } else {
+            while k < endpos {
+                match self.attr_step(k) {
+                    Some(next) => k = next,
+                    None => break,
+                }
             }
         }
         let rest = self.src.get(k..endpos).unwrap_or("");
@@ -795,12 +829,17 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
             self.data(i, endpos);
             return Parsed::At(endpos);
         }
-        self.lower_name(i + 1, name_end);
-        if end == "/>" {
-            self.sink.start_tag(&self.name_buf, true);
+        let src = self.src;
+        let name = if self.lower_name(i + 1, name_end) {
+            self.name_buf.as_str()
         } else {
-            self.sink.start_tag(&self.name_buf, false);
-            match self.name_buf.as_str() {
+            &src[i + 1..name_end]
+        };
+        if end == "/>" {
+            self.sink.start_tag(name, true);
+        } else {
+            self.sink.start_tag(name, false);
+            match name {
                 "script" => self.cdata = Some(Cdata::Script),
                 "style" => self.cdata = Some(Cdata::Style),
                 _ => {}
@@ -833,17 +872,19 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
             }
         }
         if let Some((ns, ne)) = matched {
-            self.name_buf.clear();
-            for &c in &b[ns..ne] {
-                self.name_buf.push(char::from(c.to_ascii_lowercase()));
-            }
+            let src = self.src;
+            let name = if self.lower_name(ns, ne) {
+                self.name_buf.as_str()
+            } else {
+                &src[ns..ne]
+            };
             if let Some(cd) = self.cdata
-                && self.name_buf != cd.name()
+                && name != cd.name()
             {
                 self.data(i, gtpos);
                 return Parsed::At(gtpos);
             }
-            self.sink.end_tag(&self.name_buf);
+            self.sink.end_tag(name);
             self.cdata = None;
             return Parsed::At(gtpos);
         }
@@ -853,8 +894,13 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
         }
         if b.get(i + 2).is_some_and(u8::is_ascii_alphabetic) {
             let ne = self.name_end(i + 3);
-            self.lower_name(i + 2, ne);
-            self.sink.end_tag(&self.name_buf);
+            let src = self.src;
+            let name = if self.lower_name(i + 2, ne) {
+                self.name_buf.as_str()
+            } else {
+                &src[i + 2..ne]
+            };
+            self.sink.end_tag(name);
             return Parsed::At(gtpos);
         }
         if g == i + 2 {

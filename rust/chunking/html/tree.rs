@@ -46,14 +46,33 @@ pub(crate) struct Piece {
 
 /// Tag names to small integers.
 pub(crate) struct Names {
-    ids: HashMap<Box<str>, u32, FxBuild>,
+    /// Recently seen short names: (key, id), by a hash of the key.
+    recent: [(u64, u32); 64],
+    /// Names of at most 7 bytes, packed into an integer with their length.
+    short: HashMap<u64, u32, FxBuild>,
+    long: HashMap<Box<str>, u32, FxBuild>,
     count: u32,
+}
+
+/// `name` packed with its length, if it has at most 7 bytes.
+#[inline]
+fn short_key(name: &str) -> Option<u64> {
+    let b = name.as_bytes();
+    if b.len() > 7 {
+        return None;
+    }
+    let mut word = [0u8; 8];
+    word[..b.len()].copy_from_slice(b);
+    word[7] = b.len() as u8;
+    Some(u64::from_le_bytes(word))
 }
 
 impl Names {
     fn new() -> Self {
         let mut names = Names {
-            ids: HashMap::default(),
+            recent: [(u64::MAX, 0); 64],
+            short: HashMap::default(),
+            long: HashMap::default(),
             count: 0,
         };
         names.intern("[document]");
@@ -64,19 +83,51 @@ impl Names {
         names
     }
 
+    #[inline]
+    fn slot(key: u64) -> usize {
+        (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize
+    }
+
+    #[inline]
     pub(crate) fn intern(&mut self, name: &str) -> u32 {
-        if let Some(&id) = self.ids.get(name) {
-            return id;
+        let next = self.count;
+        let id = match short_key(name) {
+            Some(key) => {
+                let slot = Self::slot(key);
+                let (k, id) = self.recent[slot];
+                if k == key {
+                    return id;
+                }
+                let id = *self.short.entry(key).or_insert(next);
+                self.recent[slot] = (key, id);
+                id
+            }
+            None => match self.long.get(name) {
+                Some(&id) => id,
+                None => {
+                    self.long.insert(name.into(), next);
+                    next
+                }
+            },
+        };
+        if id == next {
+            self.count += 1;
         }
-        let id = self.count;
-        self.count += 1;
-        self.ids.insert(name.into(), id);
         id
     }
 
     #[inline]
     fn get(&self, name: &str) -> Option<u32> {
-        self.ids.get(name).copied()
+        match short_key(name) {
+            Some(key) => {
+                let (k, id) = self.recent[Self::slot(key)];
+                if k == key {
+                    return Some(id);
+                }
+                self.short.get(&key).copied()
+            }
+            None => self.long.get(name).copied(),
+        }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -145,6 +196,7 @@ impl Tree {
     }
 
     /// `endData`: the pending text becomes a string of the current tag.
+    /// Its surrounding whitespace stays in `text`, outside the piece.
     #[inline]
     fn end_data(&mut self) {
         if self.text.len() == self.pending {
@@ -156,17 +208,15 @@ impl Tree {
             self.text.truncate(self.pending);
             return;
         }
-        let lead = stripped.as_ptr() as usize - raw.as_ptr() as usize;
-        let len = stripped.len();
-        if lead > 0 {
-            self.text.drain(self.pending..self.pending + lead);
-        }
-        self.text.truncate(self.pending + len);
+        let start = self.pending + (stripped.as_ptr() as usize - raw.as_ptr() as usize);
+        let end = start + stripped.len();
+        self.text.truncate(end);
+        self.pending = end;
         let node = *self.stack.last().unwrap_or(&0) as usize;
         let idx = self.pieces.len() as u32;
         self.pieces.push(Piece {
-            start: self.pending,
-            end: self.pending + len,
+            start,
+            end,
             next: NONE,
         });
         if let Some(nd) = self.nodes.get_mut(node) {
@@ -177,7 +227,6 @@ impl Tree {
             }
             nd.last = idx;
         }
-        self.pending = self.text.len();
     }
 
     fn pop(&mut self) {
@@ -208,6 +257,20 @@ impl Tree {
             if name == id {
                 break;
             }
+        }
+    }
+
+    /// The text of `node`: its strings joined with `" "`, appended to `out`.
+    pub(crate) fn write_text(&self, node: &Node, out: &mut String) {
+        let mut p = node.first;
+        let mut first = true;
+        while let Some(piece) = self.pieces.get(p as usize) {
+            if !first {
+                out.push(' ');
+            }
+            first = false;
+            out.push_str(&self.text[piece.start..piece.end]);
+            p = piece.next;
         }
     }
 
