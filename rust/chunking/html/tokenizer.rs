@@ -609,9 +609,8 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
                 let lone_slash = set == Scan::NotSpaceLoneSlash;
                 while let Some(&c) = b.get(p) {
                     let class = CLASS[c as usize];
-                    if class & C_SPACE != 0 {
-                        p += 1;
-                    } else if lone_slash && c == b'/' && self.b.get(p + 1) != Some(&b'>') {
+                    let lone = lone_slash && c == b'/' && self.b.get(p + 1) != Some(&b'>');
+                    if class & C_SPACE != 0 || lone {
                         p += 1;
                     } else if class & C_MAYBE_SPACE != 0 {
                         let l = self.space_len(p);
