@@ -335,3 +335,122 @@ impl Sink for Tree {
         self.end_data();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (name, depth, text) of each tag, in creation order.
+    fn tags(tree: &Tree) -> Vec<(String, u32, String)> {
+        let mut names = vec![String::new(); tree.names.len()];
+        for (name, &id) in &tree.names.long {
+            names[id as usize] = name.to_string();
+        }
+        for (&key, &id) in &tree.names.short {
+            let bytes = key.to_le_bytes();
+            let len = bytes[7] as usize;
+            names[id as usize] = String::from_utf8_lossy(&bytes[..len]).into_owned();
+        }
+        tree.nodes
+            .iter()
+            .map(|n| {
+                let mut text = String::new();
+                tree.write_text(n, &mut text);
+                (names[n.name as usize].clone(), n.depth, text)
+            })
+            .collect()
+    }
+
+    fn tag(name: &str, depth: u32, text: &str) -> (String, u32, String) {
+        (name.to_string(), depth, text.to_string())
+    }
+
+    #[test]
+    fn strings_merge_until_the_next_event() {
+        let mut t = Tree::new(0);
+        t.data(" a");
+        t.data("b ");
+        t.start_tag("p", false);
+        t.data("c");
+        t.end_tag("nothing-open");
+        t.data("d");
+        t.special(" e ");
+        t.data(" \n ");
+        t.finish();
+        assert_eq!(tags(&t), [tag("[document]", 0, "ab"), tag("p", 1, "c d e")]);
+    }
+
+    #[test]
+    fn end_tags_pop_to_the_latest_open_tag_of_that_name() {
+        let mut t = Tree::new(0);
+        for name in ["div", "p", "b"] {
+            t.start_tag(name, false);
+        }
+        t.end_tag("p");
+        t.data("x");
+        t.end_tag("b");
+        t.data("y");
+        t.finish();
+        assert_eq!(
+            tags(&t),
+            [
+                tag("[document]", 0, ""),
+                tag("div", 1, "x y"),
+                tag("p", 2, ""),
+                tag("b", 3, "")
+            ]
+        );
+    }
+
+    #[test]
+    fn void_tags_close_at_once_and_swallow_one_end_tag() {
+        let mut t = Tree::new(0);
+        t.start_tag("br", false);
+        t.start_tag("br", true);
+        t.data("a");
+        t.end_tag("br"); // taken by the first <br>: no string boundary
+        t.data("b");
+        t.end_tag("br"); // a real end tag: ends the string
+        t.data("c");
+        t.finish();
+        assert_eq!(
+            tags(&t),
+            [
+                tag("[document]", 0, "ab c"),
+                tag("br", 1, ""),
+                tag("br", 1, "")
+            ]
+        );
+    }
+
+    #[test]
+    fn body_is_the_first_one_and_its_subtree() {
+        let mut t = Tree::new(0);
+        t.start_tag("html", false);
+        t.start_tag("body", false);
+        t.start_tag("p", false);
+        t.start_tag("body", false);
+        t.end_tag("body");
+        t.end_tag("body");
+        t.start_tag("p", false);
+        t.finish();
+        assert_eq!(t.body, Some((2, 5)));
+        let mut t = Tree::new(0);
+        t.start_tag("body", false);
+        t.start_tag("p", false);
+        t.finish();
+        assert_eq!(t.body, Some((1, 3)));
+    }
+
+    #[test]
+    fn long_and_short_names_intern_apart() {
+        let mut names = Names::new();
+        let a = names.intern("blockquote");
+        let b = names.intern("p");
+        assert_ne!(a, b);
+        assert_eq!(names.intern("blockquote"), a);
+        assert_eq!(names.get("p"), Some(b));
+        assert_eq!(names.get("body"), Some(BODY));
+        assert_eq!(names.get("missing"), None);
+    }
+}
