@@ -137,6 +137,9 @@ enum Scan {
 
 const SCANS: usize = 7;
 
+/// Scans in the second pass shorter than this are not cached.
+const SHORT_SCAN: usize = 256;
+
 /// Byte classes: ASCII `\s`, `>`, `/`, `=`, and the lead bytes of the
 /// non-ASCII characters that may be `\s` (U+0085, U+00A0, U+1680,
 /// U+2000-U+205F, U+3000).
@@ -654,6 +657,13 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
     #[inline(never)]
     fn next_stop_cached(&mut self, set: Scan, p: usize) -> usize {
         let n = self.b.len();
+        // Short scans need no cache: each attribute start is computed once
+        // (see `attr_chain`), so they cost a bounded amount per position.
+        let near = (p + SHORT_SCAN).min(n);
+        let q = self.scan(set, p, near);
+        if q < near || near == n {
+            return q;
+        }
         let cache = &self.scans[set as usize];
         if let Some((_, &stop)) = cache.range(..=p).next_back()
             && p <= stop
@@ -747,6 +757,12 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
 
     /// The attribute loop of `locatestarttagend_tolerant` from `p`: where it
     /// stops.
+    ///
+    /// In the second pass, the attribute starts visited are kept in
+    /// `visited`; if the tag then turns out incomplete, `remember_chain`
+    /// stores where the chain from each of them ends, since later tags may
+    /// start inside this one and walk the same chain. (A complete tag is
+    /// consumed whole, so its chain is never walked again.)
     fn attr_chain(&mut self, mut p: usize) -> usize {
         if !self.end {
             while let Some(next) = self.attr_step(p) {
@@ -755,20 +771,27 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
             return p;
         }
         self.visited.clear();
-        let result = loop {
-            if let Some(&e) = self.memo.get(&p) {
-                break e;
+        loop {
+            if !self.memo.is_empty()
+                && let Some(&e) = self.memo.get(&p)
+            {
+                return e;
             }
             self.visited.push(p);
             match self.attr_step(p) {
                 Some(next) => p = next,
-                None => break p,
+                None => return p,
             }
-        };
-        for &v in &self.visited {
-            self.memo.insert(v, result);
         }
-        result
+    }
+
+    /// See `attr_chain`.
+    fn remember_chain(&mut self, end: usize) {
+        if self.end {
+            for &v in &self.visited {
+                self.memo.insert(v, end);
+            }
+        }
     }
 
     /// The tag name `from..to` lowercased as Python's `str.lower` does:
@@ -802,9 +825,16 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
         let endpos = match b.get(j) {
             Some(b'>') => j + 1,
             Some(b'/') if b.get(j + 1) == Some(&b'>') => j + 2,
-            // A `/` not before `>`: html.parser waits for more input.
-            Some(b'/') | None => return Parsed::Incomplete,
-            Some(&c) if c.is_ascii_alphabetic() || c == b'=' => return Parsed::Incomplete,
+            // A `/` not before `>`: html.parser waits for more input, as it
+            // does at the end, or in or before an attribute value.
+            Some(b'/') | None => {
+                self.remember_chain(j);
+                return Parsed::Incomplete;
+            }
+            Some(&c) if c.is_ascii_alphabetic() || c == b'=' => {
+                self.remember_chain(j);
+                return Parsed::Incomplete;
+            }
             Some(_) => j,
         };
         // tagfind_tolerant, then attrfind_tolerant while k < endpos. From the
