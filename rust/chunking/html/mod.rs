@@ -18,12 +18,10 @@
 //! in the tree than itself, then joins the chunk (or is a document of its
 //! own with `return_each_element`).
 //!
-//! Known differences from the reference: none on any input found so far.
-//! One is possible in theory: tag names are lowercased with Rust's Unicode
-//! tables, kept to Python's where they differ (characters unassigned in
-//! Unicode 14 are left alone), except for the final-sigma rule when a `Σ` in
-//! a tag name stands next to a character assigned after Unicode 14; that can
-//! only change which end tag closes which start tag.
+//! Known differences from the reference: none. Tag names are lowercased as
+//! Python 3.11 does (Unicode 14, final sigma included, see
+//! `tokenizer::python_lower_into`); inputs of 4 GiB or more are refused
+//! ([`Error::UnsupportedText`]).
 //!
 //! Errors: markup `html.parser` rejects (a marked section `<![` without a
 //! known keyword) gives [`Error::MarkupRejected`], as BeautifulSoup raises
@@ -31,6 +29,7 @@
 //! digits gives [`Error::UnsupportedText`], as Python's `int()` raises
 //! `ValueError` there.
 
+mod casing;
 pub mod entities;
 mod tokenizer;
 mod tree;

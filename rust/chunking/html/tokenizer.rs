@@ -12,10 +12,19 @@
 //! because they differ: the first stops at the first incomplete construct,
 //! the second turns it into text.
 //!
-//! Linear time: searches that fail are remembered (a failed search for `>`
-//! from `p` fails from any later position too), and in the second pass, where
-//! a start tag that fails can be rescanned from a later `<`, the end of each
-//! attribute chain is memoised by the position of its first attribute.
+//! Linear time. `html.parser` searches forward from each construct, which is
+//! quadratic on inputs like `<a<a<a...` or `<a b='<a b='...` once a
+//! construct fails and the parser resumes inside it. Here:
+//! - a failed search is remembered (no `>` after `p` means none after any
+//!   later position either), and the tag-name scan remembers its last answer;
+//! - in the first pass, a construct either fails (ending the pass) or is
+//!   consumed whole, so nothing else is ever scanned twice;
+//! - in the second pass, where the parser resumes inside failed start tags,
+//!   the end of the attribute loop of each failed tag is memoised by the
+//!   position of each of its attributes (the loop from a given position
+//!   always ends at the same place), and the long scans inside attributes
+//!   (names, values, runs of spaces) keep the stretches already found free
+//!   of their stop characters, so no stretch is scanned twice.
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -25,6 +34,7 @@ use memchr::{memchr, memchr2};
 use crate::error::{Error, Result};
 use crate::unicode;
 
+use super::casing::{CASE_IGNORABLE, CASED};
 use super::entities::{NAMED, WINDOWS_1252};
 
 /// The events of `BeautifulSoupHTMLParser`, as the tree builder sees them.
@@ -232,7 +242,6 @@ pub(crate) struct Tokenizer<'a, S: Sink> {
     /// Last `[\s/]*` after a tag name: (name end, where it stops).
     attrs_cache: (usize, usize),
     name_buf: String,
-    char_buf: [u8; 4],
 }
 
 impl<'a, S: Sink> Tokenizer<'a, S> {
@@ -255,7 +264,6 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
             name_cache: (usize::MAX, 0),
             attrs_cache: (usize::MAX, 0),
             name_buf: String::new(),
-            char_buf: [0; 4],
         }
     }
 
@@ -282,7 +290,7 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
 
     #[inline]
     fn data_char(&mut self, c: char) {
-        let mut buf = self.char_buf;
+        let mut buf = [0u8; 4];
         let s = c.encode_utf8(&mut buf);
         self.sink.data(s);
     }
@@ -1174,26 +1182,62 @@ fn numeric_reference(value: u32) -> char {
     char::from_u32(value).unwrap_or('\u{fffd}')
 }
 
+fn in_ranges(table: &[(u32, u32)], c: char) -> bool {
+    let cp = c as u32;
+    table
+        .binary_search_by(|&(lo, hi)| {
+            if hi < cp {
+                std::cmp::Ordering::Less
+            } else if lo > cp {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_ok()
+}
+
+/// CPython's final-sigma rule for the capital sigma at `chars[i]`: preceded
+/// by a cased character and not followed by one, case-ignorable ones skipped.
+fn final_sigma(chars: &[char], i: usize) -> bool {
+    let before = chars[..i]
+        .iter()
+        .rev()
+        .find(|&&c| !in_ranges(CASE_IGNORABLE, c));
+    if !before.is_some_and(|&c| in_ranges(CASED, c)) {
+        return false;
+    }
+    let after = chars[i + 1..]
+        .iter()
+        .find(|&&c| !in_ranges(CASE_IGNORABLE, c));
+    !after.is_some_and(|&c| in_ranges(CASED, c))
+}
+
 /// Python 3.11's `str.lower()` (Unicode 14) appended to `out`.
 ///
-/// Rust's tables are newer: characters that Rust lowercases but Python does
-/// not are all unassigned in Unicode 14, hence not printable for Python;
-/// those are kept as they are, and the text between them is lowercased by
-/// Rust (final sigma included).
+/// Character by character, Rust's full lowercase mapping is Python's for
+/// every character printable in Unicode 14; non-printable ones (those
+/// assigned since among them) have none in Python. The capital sigma follows
+/// CPython's context rule with Unicode 14's properties.
 pub(crate) fn python_lower_into(name: &str, out: &mut String) {
     if name.is_ascii() {
         out.extend(name.bytes().map(|c| char::from(c.to_ascii_lowercase())));
         return;
     }
-    let mut seg_start = 0;
-    for (o, ch) in name.char_indices() {
-        if !ch.is_ascii() && !unicode::is_printable(ch) && !ch.to_lowercase().eq([ch]) {
-            out.push_str(&name[seg_start..o].to_lowercase());
-            out.push(ch);
-            seg_start = o + ch.len_utf8();
+    let chars: Vec<char> = name.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if c == '\u{3a3}' {
+            out.push(if final_sigma(&chars, i) {
+                '\u{3c2}'
+            } else {
+                '\u{3c3}'
+            });
+        } else if c.is_ascii() || unicode::is_printable(c) {
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
         }
     }
-    out.push_str(&name[seg_start..].to_lowercase());
 }
 
 #[cfg(test)]
@@ -1311,6 +1355,13 @@ mod tests {
         assert_eq!(lower("A\u{3a3}B"), "a\u{3c3}b");
         // Unassigned in Unicode 14: left alone, as Python 3.11 does.
         assert_eq!(lower("\u{1c89}\u{a7cb}"), "\u{1c89}\u{a7cb}");
+        // Final sigma with Unicode 14's properties: U+1C8A (new since) is not
+        // cased, U+00AD is ignorable, U+0295 was still a cased letter.
+        assert_eq!(lower("A\u{3a3}\u{1c8a}"), "a\u{3c2}\u{1c8a}");
+        assert_eq!(lower("A\u{3a3}\u{ad}B"), "a\u{3c3}\u{ad}b");
+        assert_eq!(lower("A\u{3a3}\u{ad}"), "a\u{3c2}\u{ad}");
+        assert_eq!(lower("\u{295}\u{3a3}"), "\u{295}\u{3c2}");
+        assert_eq!(lower("\u{3a3}"), "\u{3c3}");
     }
 
     #[test]
