@@ -40,7 +40,7 @@ use super::Section;
 use crate::error::{Error, Result};
 use crate::unicode;
 use tokenizer::Tokenizer;
-use tree::{BODY, Tree};
+use tree::Tree;
 
 /// Open Notebook's headers: `h1`, `h2`, `h3`.
 pub fn open_notebook_headers() -> Vec<(String, String)> {
@@ -222,11 +222,6 @@ impl HtmlHeaderSplitter {
             Some((b, e)) => (b as usize, e as usize),
             None => (0, tree.nodes.len()),
         };
-        debug_assert!(
-            tree.nodes
-                .get(start)
-                .is_none_or(|n| tree.body.is_none() || n.name == BODY)
-        );
 
         let mut out = Vec::new();
         let mut active: Vec<Active> = Vec::new();
