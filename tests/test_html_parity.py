@@ -231,6 +231,12 @@ def test_deep_nesting() -> None:
     assert_parity("<div>" * 500 + "<h1>t</h1>" + "<p>x" * 300, CONFIGS[:1])
 
 
+def test_many_failed_start_tags() -> None:
+    """Tags that never end, each starting inside the previous one."""
+    assert_parity("&#;" + "<a b" * 1500, CONFIGS[:1])
+    assert_parity("&#;" + "<a b='<a b='" * 300 + "c", CONFIGS[:1])
+
+
 def test_tag_names_lowercase_as_python() -> None:
     """Start and end tags match when Python's ``str.lower`` says so, for
     characters with case mappings and ones newer than Unicode 14."""

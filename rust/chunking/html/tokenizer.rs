@@ -103,6 +103,55 @@ impl Hasher for FxHasher {
 
 pub(crate) type FxBuild = BuildHasherDefault<FxHasher>;
 
+/// Positions to positions, for the attribute-loop memo: a hash map while
+/// small, then (pathological inputs with a great many failed tags) an array
+/// over the input, which keeps lookups cheap and local.
+enum Memo {
+    Sparse(HashMap<usize, usize, FxBuild>),
+    Dense(Vec<u32>),
+}
+
+impl Memo {
+    const ABSENT: u32 = u32::MAX;
+
+    #[inline]
+    fn get(&self, p: usize) -> Option<usize> {
+        match self {
+            Memo::Sparse(map) if map.is_empty() => None,
+            Memo::Sparse(map) => map.get(&p).copied(),
+            Memo::Dense(v) => v
+                .get(p)
+                .filter(|&&e| e != Self::ABSENT)
+                .map(|&e| e as usize),
+        }
+    }
+
+    /// `n`: the input length (positions are at most `n < u32::MAX`).
+    fn insert(&mut self, p: usize, end: usize, n: usize) {
+        if let Memo::Sparse(map) = self
+            && map.len() >= 1024 + n / 32
+        {
+            let mut dense = vec![Self::ABSENT; n + 1];
+            for (&k, &e) in map.iter() {
+                if let Some(slot) = dense.get_mut(k) {
+                    *slot = e as u32;
+                }
+            }
+            *self = Memo::Dense(dense);
+        }
+        match self {
+            Memo::Sparse(map) => {
+                map.insert(p, end);
+            }
+            Memo::Dense(v) => {
+                if let Some(slot) = v.get_mut(p) {
+                    *slot = end as u32;
+                }
+            }
+        }
+    }
+}
+
 /// Where a construct starting with `<` ended, or that it is incomplete
 /// (`-1` in `html.parser`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -231,8 +280,8 @@ pub(crate) struct Tokenizer<'a, S: Sink> {
     comment_close: NoneFrom,
     marked_close: NoneFrom,
     ms_marked_close: NoneFrom,
-    /// Second pass only: attribute-chain start -> chain end.
-    memo: HashMap<usize, usize, FxBuild>,
+    /// Second pass only: attribute start -> end of the attribute loop.
+    memo: Memo,
     /// Second pass only, by [`Scan`]: start -> first stop, with no stop in
     /// between.
     scans: [BTreeMap<usize, usize>; SCANS],
@@ -258,7 +307,7 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
             comment_close: NoneFrom::new(),
             marked_close: NoneFrom::new(),
             ms_marked_close: NoneFrom::new(),
-            memo: HashMap::default(),
+            memo: Memo::Sparse(HashMap::default()),
             scans: Default::default(),
             visited: Vec::new(),
             name_cache: (usize::MAX, 0),
@@ -780,9 +829,7 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
         }
         self.visited.clear();
         loop {
-            if !self.memo.is_empty()
-                && let Some(&e) = self.memo.get(&p)
-            {
+            if let Some(e) = self.memo.get(p) {
                 return e;
             }
             self.visited.push(p);
@@ -796,8 +843,9 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
     /// See `attr_chain`.
     fn remember_chain(&mut self, end: usize) {
         if self.end {
+            let n = self.b.len();
             for &v in &self.visited {
-                self.memo.insert(v, end);
+                self.memo.insert(v, end, n);
             }
         }
     }
@@ -1362,6 +1410,18 @@ mod tests {
         assert_eq!(lower("A\u{3a3}\u{ad}"), "a\u{3c2}\u{ad}");
         assert_eq!(lower("\u{295}\u{3a3}"), "\u{295}\u{3c2}");
         assert_eq!(lower("\u{3a3}"), "\u{3c3}");
+    }
+
+    #[test]
+    fn many_failed_tags_share_their_attribute_loops() {
+        // Each `<a` starts a tag whose attributes run to the end: all text.
+        let html = format!("&#;{}", "<a b".repeat(1500));
+        let mut t = Tokenizer::new(&html, Events::default());
+        t.run().expect("accepted");
+        assert!(matches!(t.memo, Memo::Dense(_)));
+        assert_eq!(t.sink.0, [format!("D:{html}")]);
+        let html = format!("&#;{}>", "<a b".repeat(1500));
+        assert_eq!(events(&html), ["D:&#;", "S:a"]);
     }
 
     #[test]
