@@ -332,6 +332,7 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
 
     #[inline]
     fn data(&mut self, from: usize, to: usize) {
+        debug_assert!(self.src.is_char_boundary(from) && self.src.is_char_boundary(to));
         if let Some(text) = self.src.get(from..to) {
             self.sink.data(text);
         }
