@@ -18,10 +18,15 @@
 //! in the tree than itself, then joins the chunk (or is a document of its
 //! own with `return_each_element`).
 //!
-//! Known differences from the reference: none. Tag names are lowercased as
-//! Python 3.11 does (Unicode 14, final sigma included, see
-//! `tokenizer::python_lower_into`); inputs of 4 GiB or more are refused
-//! ([`Error::UnsupportedText`]).
+//! Known differences from the reference: none in the parsing and splitting.
+//! Tag names are lowercased as Python 3.11 does (Unicode 14, final sigma
+//! included, see `tokenizer::python_lower_into`). Outside of them:
+//! - inputs of 4 GiB or more are refused ([`Error::UnsupportedText`]);
+//! - BeautifulSoup raises `UnicodeEncodeError` (from its "looks like a file
+//!   name" warning check) on a text of at most 256 characters without `<`
+//!   or newline, not starting with `http:`/`https:` without a space, that
+//!   holds a lone surrogate. Here surrogates arrive as private-use stand-ins,
+//!   so only the binding, which knows them, could raise likewise.
 //!
 //! Errors: markup `html.parser` rejects (a marked section `<![` without a
 //! known keyword) gives [`Error::MarkupRejected`], as BeautifulSoup raises
