@@ -5,6 +5,7 @@
 pub mod chunking;
 pub mod error;
 pub mod text;
+pub mod tokens;
 pub mod unicode;
 
 mod py;

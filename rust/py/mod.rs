@@ -3,6 +3,7 @@
 
 mod chunking;
 mod text;
+mod tokens;
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
@@ -55,5 +56,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         py.get_type::<UnsupportedTextError>(),
     )?;
     m.add_function(wrap_pyfunction!(_char_class_bits, m)?)?;
-    chunking::register(m)
+    chunking::register(m)?;
+    tokens::register(m)
 }

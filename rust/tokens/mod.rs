@@ -1,0 +1,150 @@
+//! Exact BPE token counts for OpenAI's `o200k_base` and `cl100k_base`
+//! encodings: `count(text)` equals Python tiktoken 0.14.0's
+//! `len(enc.encode(text, disallowed_special=()))`.
+//!
+//! The text is cut into pieces as tiktoken's split pattern cuts it
+//! ([`pretokenize`], hand-written, with the Unicode 16.0 classes of the regex
+//! engine tiktoken uses: [`classes`]); a piece that is a token counts one,
+//! any other is merged by tiktoken's rule ([`bpe`]) over the vocabulary that
+//! the tiktoken-rs crate ships ([`vocab`]). Special tokens are never
+//! recognized: their text is ordinary text.
+//!
+//! Performance notes: the count path builds no token vectors; the
+//! pre-tokenizers have ASCII fast paths; a piece is looked up whole before
+//! any merging (about 93% of pieces of real text are tokens); merges of long
+//! pieces are O(n log n).
+
+pub mod bpe;
+pub mod classes;
+pub mod pretokenize;
+mod tables;
+pub mod vocab;
+
+use std::sync::OnceLock;
+
+use vocab::{Rank, Vocab};
+
+/// A tiktoken encoding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Encoding {
+    O200kBase,
+    Cl100kBase,
+}
+
+impl Encoding {
+    pub const ALL: [Encoding; 2] = [Encoding::O200kBase, Encoding::Cl100kBase];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::O200kBase => "o200k_base",
+            Encoding::Cl100kBase => "cl100k_base",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Encoding> {
+        Encoding::ALL.into_iter().find(|e| e.name() == name)
+    }
+
+    /// The tokenizer, loaded on first use (once per process, thread-safe).
+    pub fn tokenizer(self) -> &'static Tokenizer {
+        static O200K: OnceLock<Tokenizer> = OnceLock::new();
+        static CL100K: OnceLock<Tokenizer> = OnceLock::new();
+        let cell = match self {
+            Encoding::O200kBase => &O200K,
+            Encoding::Cl100kBase => &CL100K,
+        };
+        cell.get_or_init(|| {
+            // The vocabulary is compiled into tiktoken-rs: failing to read it
+            // is a build defect, not something input can cause.
+            Tokenizer::load(self).unwrap_or_else(|e| panic!("{e}"))
+        })
+    }
+}
+
+/// A loaded encoding: counts and encodes text.
+pub struct Tokenizer {
+    encoding: Encoding,
+    vocab: Vocab,
+}
+
+impl Tokenizer {
+    /// Reads the vocabulary (a few hundred milliseconds); prefer
+    /// [`Encoding::tokenizer`], which does it once.
+    pub fn load(encoding: Encoding) -> Result<Tokenizer, String> {
+        Ok(Tokenizer {
+            encoding,
+            vocab: Vocab::load(encoding)?,
+        })
+    }
+
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    pub fn vocab(&self) -> &Vocab {
+        &self.vocab
+    }
+
+    /// Calls `f` with each piece of `text` as the encoding's split pattern
+    /// cuts it.
+    #[inline]
+    pub fn for_each_piece(&self, text: &str, f: impl FnMut(&[u8])) {
+        match self.encoding {
+            Encoding::O200kBase => pretokenize::for_each_piece(pretokenize::o200k_next, text, f),
+            Encoding::Cl100kBase => pretokenize::for_each_piece(pretokenize::cl100k_next, text, f),
+        }
+    }
+
+    /// Number of tokens of one piece.
+    #[inline(always)]
+    fn piece_count(&self, piece: &[u8]) -> usize {
+        if piece.len() == 1 || self.vocab.get(piece).is_some() {
+            1
+        } else {
+            bpe::count(&self.vocab, piece)
+        }
+    }
+
+    /// `len(tiktoken.get_encoding(name).encode(text, disallowed_special=()))`.
+    pub fn count(&self, text: &str) -> usize {
+        let mut n = 0;
+        self.for_each_piece(text, |piece| n += self.piece_count(piece));
+        n
+    }
+
+    /// The token ids, as tiktoken's `encode_ordinary`.
+    pub fn encode(&self, text: &str) -> Vec<u32> {
+        let mut out: Vec<Rank> = Vec::with_capacity(text.len() / 4 + 1);
+        self.for_each_piece(text, |piece| match self.vocab.get(piece) {
+            Some(r) => out.push(r),
+            None => bpe::merge(&self.vocab, piece, |s, e| {
+                out.push(self.vocab.rank(&piece[s..e]));
+            }),
+        });
+        out
+    }
+
+    /// The bytes of the tokens `ids` (unknown ids are skipped).
+    pub fn decode_bytes(&self, ids: &[u32]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for &id in ids {
+            if let Some(b) = self.vocab.token_bytes(id) {
+                out.extend_from_slice(b);
+            }
+        }
+        out
+    }
+}
+
+/// Token count as a chunk length function.
+pub struct TokenLength(pub &'static Tokenizer);
+
+impl crate::chunking::recursive::LengthFunction for TokenLength {
+    #[inline]
+    fn length(&self, text: &str) -> usize {
+        self.0.count(text)
+    }
+}
+
+#[cfg(test)]
+mod tests;
