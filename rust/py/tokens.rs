@@ -6,10 +6,11 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 use rayon::prelude::*;
 
 use super::text::PyText;
-use crate::tokens::Encoding;
+use crate::tokens::{Encoding, classes};
 
 fn encoding_arg(name: &str) -> PyResult<Encoding> {
     Encoding::from_name(name).ok_or_else(|| {
@@ -51,7 +52,20 @@ fn encode_ordinary(py: Python<'_>, text: PyText, encoding: &str) -> PyResult<Vec
     Ok(py.detach(|| encoding.tokenizer().encode(&text)))
 }
 
+/// The pre-tokenizers' class bits (1 `\p{L}`, 2 `\p{N}`, 4 `\s`, 8 o200k's
+/// `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]`, 16 its `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`) of the
+/// code points `start..end`, surrogates as 0: lets the tests compare them
+/// with the classes the installed tiktoken matches.
+#[pyfunction]
+fn _token_char_classes(py: Python<'_>, start: u32, end: u32) -> Bound<'_, PyBytes> {
+    let bits: Vec<u8> = (start..end)
+        .map(|cp| char::from_u32(cp).map_or(0, classes::of_char))
+        .collect();
+    PyBytes::new(py, &bits)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_token_char_classes, m)?)?;
     m.add_function(wrap_pyfunction!(token_count, m)?)?;
     m.add_function(wrap_pyfunction!(token_counts, m)?)?;
     m.add_function(wrap_pyfunction!(encode_ordinary, m)?)?;

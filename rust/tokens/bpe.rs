@@ -79,8 +79,13 @@ fn merge_small_core(vocab: &Vocab, piece: &[u8], starts: &mut [u8; SMALL + 1]) -
         } else {
             NONE
         };
-        starts.copy_within(i + 2..=m, i + 1);
-        ranks.copy_within(i + 2..m, i + 1);
+        // (Plain loops: `copy_within` calls `memmove`, slow at this size.)
+        for k in i + 1..m {
+            starts[k] = starts[k + 1];
+        }
+        for k in i + 1..m - 1 {
+            ranks[k] = ranks[k + 1];
+        }
         m -= 1;
         min = (NONE, 0);
         for (j, &r) in ranks[..m - 1].iter().enumerate() {

@@ -15,6 +15,7 @@
 //! pieces are O(n log n).
 
 pub mod bpe;
+mod cache;
 pub mod classes;
 pub mod pretokenize;
 mod tables;
@@ -95,21 +96,90 @@ impl Tokenizer {
         }
     }
 
-    /// Number of tokens of one piece.
+    /// Number of tokens of a piece of 3 to 255 bytes with hash `h`.
     #[inline(always)]
-    fn piece_count(&self, piece: &[u8]) -> usize {
-        if piece.len() == 1 || self.vocab.get(piece).is_some() {
-            1
-        } else {
-            bpe::count(&self.vocab, piece)
+    fn hashed_piece_count(
+        &self,
+        piece: &[u8],
+        h: u64,
+        cache: &mut Option<&mut cache::PieceCache>,
+    ) -> usize {
+        let v = &self.vocab;
+        if v.get_hashed(piece, h).is_some() {
+            return 1;
         }
+        if piece.len() <= cache::MAX_KEY
+            && let Some(c) = cache.as_deref_mut()
+        {
+            if let Some(n) = c.get(piece, h) {
+                return n;
+            }
+            let n = bpe::count(v, piece);
+            c.put(piece, h, n);
+            return n;
+        }
+        bpe::count(v, piece)
+    }
+
+    /// Counts in batches of pieces: the pieces of a batch are cut first and
+    /// their table slots prefetched, so the lookups' cache misses overlap.
+    #[inline(always)]
+    fn count_pieces(
+        &self,
+        next: impl Fn(&classes::ClassTable, &[u8], usize) -> usize,
+        text: &str,
+        mut cache: Option<&mut cache::PieceCache>,
+    ) -> usize {
+        const BATCH: usize = 16;
+        let t = classes::table();
+        let v = &self.vocab;
+        let b = text.as_bytes();
+        let mut bounds = [0usize; BATCH + 1];
+        let mut hashes = [0u64; BATCH];
+        let mut n = 0;
+        let mut i = 0;
+        while i < b.len() {
+            bounds[0] = i;
+            let mut k = 0;
+            while k < BATCH && i < b.len() {
+                i = next(t, b, i);
+                k += 1;
+                bounds[k] = i;
+            }
+            for j in 0..k {
+                let piece = &b[bounds[j]..bounds[j + 1]];
+                if (3..=255).contains(&piece.len()) {
+                    let h = vocab::hash(piece);
+                    hashes[j] = h;
+                    v.prefetch(h);
+                }
+            }
+            for j in 0..k {
+                let len = bounds[j + 1] - bounds[j];
+                if (3..=255).contains(&len) {
+                    v.prefetch_token(hashes[j], len);
+                }
+            }
+            for j in 0..k {
+                let piece = &b[bounds[j]..bounds[j + 1]];
+                n += match piece.len() {
+                    1 => 1,
+                    // Two bytes: one token, or two that cannot merge.
+                    2 => 1 + (v.pair_rank(piece[0], piece[1]) == vocab::NO_RANK) as usize,
+                    3..=255 => self.hashed_piece_count(piece, hashes[j], &mut cache),
+                    _ => bpe::count(v, piece),
+                };
+            }
+        }
+        n
     }
 
     /// `len(tiktoken.get_encoding(name).encode(text, disallowed_special=()))`.
     pub fn count(&self, text: &str) -> usize {
-        let mut n = 0;
-        self.for_each_piece(text, |piece| n += self.piece_count(piece));
-        n
+        cache::with(self.encoding, |cache| match self.encoding {
+            Encoding::O200kBase => self.count_pieces(pretokenize::o200k_next, text, cache),
+            Encoding::Cl100kBase => self.count_pieces(pretokenize::cl100k_next, text, cache),
+        })
     }
 
     /// The token ids, as tiktoken's `encode_ordinary`.

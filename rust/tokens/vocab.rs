@@ -18,7 +18,7 @@ use super::Encoding;
 
 pub type Rank = u32;
 
-const NO_RANK: Rank = Rank::MAX;
+pub const NO_RANK: Rank = Rank::MAX;
 const EMPTY: u64 = 0;
 /// The top 24 bits of a slot: a tag from the hash.
 const TAG_MASK: u64 = 0xFFFF_FF00_0000_0000;
@@ -60,9 +60,35 @@ const K0: u64 = 0x243F_6A88_85A3_08D3;
 const K1: u64 = 0x1319_8A2E_0370_7344;
 const K2: u64 = 0xA409_3822_299F_31D0;
 
+/// `a == b` for slices of equal length >= 3, without a `memcmp` call.
+#[inline(always)]
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n >= 8 {
+        if read_u64(a, 0) != read_u64(b, 0) || read_u64(a, n - 8) != read_u64(b, n - 8) {
+            return false;
+        }
+        let mut i = 8;
+        while i + 8 < n {
+            if read_u64(a, i) != read_u64(b, i) {
+                return false;
+            }
+            i += 8;
+        }
+        true
+    } else if n >= 4 {
+        read_u32(a, 0) == read_u32(b, 0) && read_u32(a, n - 4) == read_u32(b, n - 4)
+    } else {
+        a.iter().zip(b).all(|(x, y)| x == y)
+    }
+}
+
 /// A fast hash of a key of 3+ bytes (all bytes count).
 #[inline(always)]
-fn hash(b: &[u8]) -> u64 {
+pub fn hash(b: &[u8]) -> u64 {
     let n = b.len();
     let (lo, hi) = if n >= 8 {
         (read_u64(b, 0), read_u64(b, n - 8))
@@ -178,7 +204,42 @@ impl Vocab {
 
     #[inline(always)]
     fn get_long(&self, key: &[u8]) -> Option<Rank> {
-        let h = hash(key);
+        self.get_hashed(key, hash(key))
+    }
+
+    /// Starts loading the slot a key with hash `h` probes first.
+    #[inline(always)]
+    pub fn prefetch(&self, h: u64) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            let slot = &self.slots[h as usize & self.mask];
+            // SAFETY: a prefetch only hints the cache; the address is valid.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>((slot as *const u64).cast()) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = h;
+    }
+
+    /// Starts loading the token bytes of the slot a key with hash `h` and
+    /// length `len` probes first, when its tag matches.
+    #[inline(always)]
+    pub fn prefetch_token(&self, h: u64, len: usize) {
+        let want = (h & TAG_MASK) | ((len as u64 & 0xFF) << 32);
+        let slot = self.slots[h as usize & self.mask];
+        if slot & 0xFFFF_FFFF_0000_0000 == want {
+            #[cfg(target_arch = "x86_64")]
+            if let Some(entry) = self.arena.get((slot & 0xFFFF_FFFF) as usize) {
+                use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+                // SAFETY: a prefetch only hints the cache; the address is valid.
+                unsafe { _mm_prefetch::<_MM_HINT_T0>((entry as *const u8).cast()) }
+            }
+        }
+    }
+
+    /// [`Vocab::get`] for a key of 3 to 255 bytes whose [`hash`] is `h`.
+    #[inline(always)]
+    pub fn get_hashed(&self, key: &[u8], h: u64) -> Option<Rank> {
         let want = (h & TAG_MASK) | ((key.len() as u64 & 0xFF) << 32);
         let mut i = h as usize & self.mask;
         loop {
@@ -189,7 +250,7 @@ impl Vocab {
             if slot & 0xFFFF_FFFF_0000_0000 == want {
                 let off = (slot & 0xFFFF_FFFF) as usize;
                 if let Some(stored) = self.arena.get(off + 4..off + 4 + key.len())
-                    && stored == key
+                    && same_bytes(stored, key)
                 {
                     let mut r = [0u8; 4];
                     r.copy_from_slice(&self.arena[off..off + 4]);
