@@ -1,72 +1,33 @@
+# ruff: noqa: RUF001 (the test strings are confusable characters on purpose)
 """Token counts and ids against Python tiktoken 0.14.0, for o200k_base and cl100k_base.
 
 The reference encodings are built as ``tiktoken.get_encoding`` builds them
 (``tiktoken_ext.openai_public``: pattern, special tokens), from the vocabulary
 files that the tiktoken-rs crate ships (checked against OpenAI's published
-SHA-256), since tiktoken cannot download them here.
+SHA-256), since tiktoken cannot download them here: see
+``benches/bench_tokens.py:reference_encodings``.
 """
 
 from __future__ import annotations
 
-import glob
-import os
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
+
 from conftest import corpus_files, read, repository_texts
 
 tiktoken = pytest.importorskip("tiktoken")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from tiktoken.load import load_tiktoken_bpe  # noqa: E402
-from tiktoken_ext import openai_public  # noqa: E402
 
+from bench_tokens import ENCODINGS, reference_encodings  # noqa: E402
 from fastnotebook import _core  # noqa: E402
-
-ENCODINGS = ("o200k_base", "cl100k_base")
-
-
-def vocabulary_dirs() -> list[Path]:
-    """The ``assets`` folders of the tiktoken-rs crates cargo has unpacked."""
-    cargo_home = Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo"))
-    pattern = str(cargo_home / "registry" / "src" / "*" / "tiktoken-rs-0.12.*" / "assets")
-    return [Path(p) for p in sorted(glob.glob(pattern), reverse=True)]
 
 
 @pytest.fixture(scope="session")
-def reference() -> Iterator[dict[str, tiktoken.Encoding]]:
-    dirs = [d for d in vocabulary_dirs() if all((d / f"{n}.tiktoken").exists() for n in ENCODINGS)]
-    if not dirs:
-        pytest.skip(
-            "tiktoken-rs 0.12 vocabulary files not found under $CARGO_HOME/registry/src "
-            "(run a cargo build first)"
-        )
-    assets = dirs[0]
-
-    def local_bpe(blobpath: str, expected_hash: str | None = None) -> dict[bytes, int]:
-        # `blobpath` is OpenAI's URL; read the same file from the crate instead.
-        path = assets / blobpath.rsplit("/", 1)[-1]
-        if expected_hash is not None:
-            import hashlib
-
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            assert digest == expected_hash, f"{path} is not OpenAI's {blobpath}"
-        return load_tiktoken_bpe(str(path))
-
-    encodings = {}
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("TIKTOKEN_CACHE_DIR", "")  # read the local file, cache nothing
-        mp.setattr(openai_public, "load_tiktoken_bpe", local_bpe)
-        for name in ENCODINGS:
-            spec = getattr(openai_public, name)()
-            encodings[name] = tiktoken.Encoding(
-                spec["name"],
-                pat_str=spec["pat_str"],
-                mergeable_ranks=spec["mergeable_ranks"],
-                special_tokens=spec["special_tokens"],
-            )
-    yield encodings
+def reference() -> dict[str, tiktoken.Encoding]:
+    try:
+        return reference_encodings(ENCODINGS)
+    except FileNotFoundError as err:
+        pytest.skip(f"{err} (a cargo build unpacks tiktoken-rs; set CARGO_HOME if elsewhere)")
 
 
 def assert_same(reference: dict[str, tiktoken.Encoding], text: str) -> None:
