@@ -163,19 +163,48 @@ pub fn o200k_next(t: &ClassTable, b: &[u8], i: usize) -> usize {
                 return e;
             }
         }
-        if x == b' ' && i + 1 < b.len() && b[i + 1] < 0x80 {
-            let y = b[i + 1];
-            let cy = classes::ascii(y);
+        // The next character, if ASCII (0xFF: non-ASCII or none).
+        let y = match b.get(i + 1) {
+            Some(&y) if y < 0x80 => y,
+            Some(_) => return o200k_general(t, b, i),
+            None => 0xFF,
+        };
+        let cy = if y < 0x80 { classes::ascii(y) } else { 0 };
+        if c & (LETTER | NUMBER | SPACE) == 0 {
+            // Punctuation: a prefix only if a letter follows, else
+            // `[^\s\p{L}\p{N}]+[\r\n/]*`.
             if cy & LETTER != 0 {
                 return o200k_prefixed(t, b, i, 1);
             }
-            if cy & (SPACE | NUMBER) == 0 {
+            return o200k_punct(t, b, i);
+        }
+        if c & SPACE != 0 {
+            if cy & LETTER != 0 && !is_newline(x) {
+                return o200k_prefixed(t, b, i, 1);
+            }
+            if x == b' ' && y != 0xFF && cy & (SPACE | NUMBER | LETTER) == 0 {
                 // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`, with the space.
                 return o200k_punct(t, b, i + 1);
+            }
+            if cy & LETTER == 0 {
+                return o200k_spaces(t, b, i);
             }
         }
     }
     o200k_general(t, b, i)
+}
+
+/// `\s*[\r\n]+|\s+(?!\S)|\s+` from `i`.
+#[inline(always)]
+fn o200k_spaces(t: &ClassTable, b: &[u8], i: usize) -> usize {
+    let (end, last, nl_end, several) = space_run(t, b, i);
+    if nl_end != 0 {
+        nl_end
+    } else if end == b.len() || !several {
+        end
+    } else {
+        last
+    }
 }
 
 /// `P?A*B+C?|P?A+B*C?` with the prefix `P` of length `pl` at `i` known to be
@@ -245,15 +274,7 @@ fn o200k_general(t: &ClassTable, b: &[u8], i: usize) -> usize {
             return o200k_punct(t, b, i + 1);
         }
     }
-    // \s*[\r\n]+ | \s+(?!\S) | \s+
-    let (end, last, nl_end, several) = space_run(t, b, i);
-    if nl_end != 0 {
-        nl_end
-    } else if end == b.len() || !several {
-        end
-    } else {
-        last
-    }
+    o200k_spaces(t, b, i)
 }
 
 /// End of the cl100k_base piece that starts at `i < b.len()`.
@@ -265,17 +286,47 @@ pub fn cl100k_next(t: &ClassTable, b: &[u8], i: usize) -> usize {
         if c & LETTER != 0 {
             return run(t, b, i + 1, LETTER);
         }
-        if x == b' ' && i + 1 < b.len() && b[i + 1] < 0x80 {
-            let cy = classes::ascii(b[i + 1]);
+        let y = match b.get(i + 1) {
+            Some(&y) if y < 0x80 => y,
+            Some(_) => return cl100k_general(t, b, i),
+            None => 0xFF,
+        };
+        let cy = if y < 0x80 { classes::ascii(y) } else { 0 };
+        if c & (LETTER | NUMBER | SPACE) == 0 && x != b'\'' {
+            // Punctuation: a prefix only if a letter follows.
             if cy & LETTER != 0 {
                 return run(t, b, i + 2, LETTER);
             }
-            if cy & (SPACE | NUMBER) == 0 {
+            return cl100k_punct(t, b, i);
+        }
+        if c & SPACE != 0 {
+            if cy & LETTER != 0 && !is_newline(x) {
+                return run(t, b, i + 2, LETTER);
+            }
+            if x == b' ' && y != 0xFF && cy & (SPACE | NUMBER | LETTER) == 0 {
                 return cl100k_punct(t, b, i + 1);
+            }
+            if cy & LETTER == 0 {
+                return cl100k_spaces(t, b, i);
             }
         }
     }
     cl100k_general(t, b, i)
+}
+
+/// `\s++$|\s*[\r\n]|\s+(?!\S)|\s` from `i`.
+#[inline(always)]
+fn cl100k_spaces(t: &ClassTable, b: &[u8], i: usize) -> usize {
+    let (end, last, nl_end, several) = space_run(t, b, i);
+    if end == b.len() {
+        end
+    } else if nl_end != 0 {
+        nl_end
+    } else if several {
+        last
+    } else {
+        end
+    }
 }
 
 /// `[^\s\p{L}\p{N}]++[\r\n]*+` from `s`.
@@ -328,17 +379,7 @@ fn cl100k_general(t: &ClassTable, b: &[u8], i: usize) -> usize {
             return cl100k_punct(t, b, i + 1);
         }
     }
-    // \s++$ | \s*[\r\n] | \s+(?!\S) | \s
-    let (end, last, nl_end, several) = space_run(t, b, i);
-    if end == b.len() {
-        end
-    } else if nl_end != 0 {
-        nl_end
-    } else if several {
-        last
-    } else {
-        end
-    }
+    cl100k_spaces(t, b, i)
 }
 
 /// Calls `f` with each piece of `text`, left to right.
