@@ -5,8 +5,8 @@ For each corpus folder and encoding, both count every document (tiktoken as
 the table gives the median MB/s (min-max), the ratio of medians, and whether
 every count was identical. Then ``token_counts`` on all cores against the
 single-threaded loop, and the worst cases (10 MB of one letter, of digits, of
-one CJK character, of punctuation without spaces): ours, and tiktoken in a
-subprocess capped in time.
+one CJK character, of punctuation without spaces, of spaces): ours, and
+tiktoken in a subprocess capped in time.
 
     python benches/bench_tokens.py [--corpus DIR] [--repeats N] [--worst-mb N] [--cap SECONDS]
 
@@ -174,12 +174,13 @@ WORST_CASES = {
     "digits": "0123456789",
     "one CJK character": "中",
     "punctuation, no spaces": "!@#$%^&*()-=+[]{};:,.<>?/|~`'\"\\_",
+    "spaces": " ",
 }
 
 
 def worst_text(unit: str, megabytes: int) -> str:
-    n = megabytes * 1_000_000 // len(unit.encode())
-    return (unit * (n // len(unit) + 1))[:n]
+    """``unit`` repeated to ``megabytes`` MB of UTF-8."""
+    return unit * (megabytes * 1_000_000 // len(unit.encode()))
 
 
 TIKTOKEN_WORST = """

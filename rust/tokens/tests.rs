@@ -76,6 +76,16 @@ fn names() {
 }
 
 #[test]
+fn token_length_is_a_length_function() {
+    use crate::chunking::recursive::LengthFunction;
+    let length = TokenLength(Encoding::O200kBase.tokenizer());
+    assert_eq!(length.length("hello world"), 2);
+    assert_eq!(length.length(""), 0);
+    let cl = TokenLength(Encoding::Cl100kBase.tokenizer());
+    assert_eq!(cl.length("hello world"), 2);
+}
+
+#[test]
 fn vocab_sizes() {
     assert_eq!(Encoding::O200kBase.tokenizer().vocab().len(), 199_998);
     assert_eq!(Encoding::Cl100kBase.tokenizer().vocab().len(), 100_256);
