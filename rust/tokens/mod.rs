@@ -9,7 +9,7 @@
 //! the tiktoken-rs crate ships ([`vocab`]). Special tokens are never
 //! recognized: their text is ordinary text.
 //!
-//! Performance notes (about 5-12x Python tiktoken on real text, single
+//! Performance notes (about 6-15x Python tiktoken on real text, single
 //! thread; see `benches/bench_tokens.py`):
 //! - the count path builds no token vectors;
 //! - the pre-tokenizers are hand-written, with ASCII fast paths;
@@ -108,13 +108,14 @@ impl Tokenizer {
     fn hashed_piece_count(
         &self,
         piece: &[u8],
-        h: u64,
+        k: vocab::KeyHash,
         cache: &mut Option<&mut cache::PieceCache>,
     ) -> usize {
         let v = &self.vocab;
-        if v.get_hashed(piece, h).is_some() {
+        if v.get_prehashed(piece, k).is_some() {
             return 1;
         }
+        let h = k.hash;
         if piece.len() <= cache::MAX_KEY
             && let Some(c) = cache.as_deref_mut()
         {
@@ -142,7 +143,7 @@ impl Tokenizer {
         let v = &self.vocab;
         let b = text.as_bytes();
         let mut bounds = [0usize; BATCH + 1];
-        let mut hashes = [0u64; BATCH];
+        let mut hashes = [vocab::KeyHash::default(); BATCH];
         let mut n = 0;
         let mut i = 0;
         while i < b.len() {
@@ -156,15 +157,15 @@ impl Tokenizer {
             for j in 0..k {
                 let piece = &b[bounds[j]..bounds[j + 1]];
                 if (3..=255).contains(&piece.len()) {
-                    let h = vocab::hash(piece);
-                    hashes[j] = h;
-                    v.prefetch(h);
+                    let k = vocab::key_hash(piece);
+                    hashes[j] = k;
+                    v.prefetch(k.hash);
                 }
             }
             for j in 0..k {
                 let len = bounds[j + 1] - bounds[j];
                 if (3..=255).contains(&len) {
-                    v.prefetch_token(hashes[j], len);
+                    v.prefetch_token(hashes[j].hash, len);
                 }
             }
             for j in 0..k {

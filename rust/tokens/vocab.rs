@@ -8,9 +8,10 @@
 //!
 //! Performance notes: lookups are the inner loop of both the whole-piece test
 //! and the merges. Single bytes and byte pairs are direct tables (256 and 64K
-//! entries); longer keys go to an open-addressing table whose 8-byte slots hold
-//! a hash tag, the key length and the offset of `[rank: u32][bytes]` in one
-//! arena, so a hit touches two cache lines and most misses one.
+//! entries); longer keys go to an open-addressing table whose 16-byte slots hold
+//! the key's first 8 bytes, a hash tag, the key length, and the rank (keys of
+//! up to 8 bytes: one cache line per lookup) or the offset of
+//! `[rank: u32][bytes]` in an arena (longer keys).
 
 use std::collections::HashSet;
 
@@ -19,16 +20,34 @@ use super::Encoding;
 pub type Rank = u32;
 
 pub const NO_RANK: Rank = Rank::MAX;
-const EMPTY: u64 = 0;
-/// The top 24 bits of a slot: a tag from the hash.
+/// The top 24 bits of a slot's `meta`: a tag from the hash.
 const TAG_MASK: u64 = 0xFFFF_FF00_0000_0000;
+/// Tag and length bits of `meta`.
+const TAG_LEN_MASK: u64 = 0xFFFF_FFFF_0000_0000;
+
+/// A table slot: `meta` is tag (24 bits) | key length (8) | rank (keys of up
+/// to 8 bytes) or arena offset (32); 0 when empty. `head` is the key's first
+/// 8 bytes, little-endian, zero-padded.
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(16))]
+struct Slot {
+    head: u64,
+    meta: u64,
+}
+
+/// A key's hash and first 8 bytes ([`Vocab::get_prehashed`]).
+#[derive(Clone, Copy, Default)]
+pub struct KeyHash {
+    pub hash: u64,
+    head: u64,
+}
 
 pub struct Vocab {
     byte_rank: [Rank; 256],
     pair_rank: Vec<Rank>,
-    slots: Vec<u64>,
+    slots: Vec<Slot>,
     mask: usize,
-    /// `[rank as 4 LE bytes][token bytes]` for every token of 3+ bytes.
+    /// `[rank as 4 LE bytes][token bytes]` for every token of 9+ bytes.
     arena: Vec<u8>,
     /// Token bytes by rank, for decoding: `(offset in decode_arena, len)`.
     decode: Vec<(u32, u32)>,
@@ -86,30 +105,47 @@ pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
-/// A fast hash of a key of 3+ bytes (all bytes count).
+/// The first `min(8, len)` bytes of `b` (3+ bytes) as a little-endian u64.
 #[inline(always)]
-pub fn hash(b: &[u8]) -> u64 {
+fn head(b: &[u8]) -> u64 {
     let n = b.len();
-    let (lo, hi) = if n >= 8 {
-        (read_u64(b, 0), read_u64(b, n - 8))
+    if n >= 8 {
+        read_u64(b, 0)
     } else if n >= 4 {
-        (read_u32(b, 0), read_u32(b, n - 4))
+        // Two overlapping reads; the shared bytes are equal, so OR is exact.
+        read_u32(b, 0) | read_u32(b, n - 4) << ((n - 4) * 8)
     } else {
         let mut v = 0u64;
-        for &x in b {
-            v = (v << 8) | x as u64;
+        for (i, &x) in b.iter().enumerate() {
+            v |= (x as u64) << (8 * i);
         }
-        (v, 0)
-    };
-    let mut h = fold_mul(lo ^ K0, hi ^ K1 ^ n as u64);
-    if n > 16 {
+        v
+    }
+}
+
+/// A fast hash of a key of 3+ bytes (all bytes count), with its head.
+#[inline(always)]
+pub fn key_hash(b: &[u8]) -> KeyHash {
+    let n = b.len();
+    let first = head(b);
+    let hash = if n <= 8 {
+        fold_mul(first ^ K0, K1 ^ n as u64)
+    } else {
+        let mut h = fold_mul(first ^ K0, read_u64(b, n - 8) ^ K1 ^ n as u64);
         let mut i = 8;
         while i + 8 < n {
             h = fold_mul(h ^ read_u64(b, i), K2);
             i += 8;
         }
-    }
-    h
+        h
+    };
+    KeyHash { hash, head: first }
+}
+
+/// A fast hash of a key of 3+ bytes.
+#[inline(always)]
+pub fn hash(b: &[u8]) -> u64 {
+    key_hash(b).hash
 }
 
 impl Vocab {
@@ -151,7 +187,7 @@ impl Vocab {
         let mut vocab = Vocab {
             byte_rank,
             pair_rank: Vec::new(),
-            slots: vec![EMPTY; cap],
+            slots: vec![Slot::default(); cap],
             mask: cap - 1,
             arena: Vec::new(),
             decode: Vec::new(),
@@ -186,16 +222,24 @@ impl Vocab {
     }
 
     fn insert_long(&mut self, rank: Rank, bytes: &[u8]) -> Result<(), String> {
-        let offset = self.arena.len();
-        if offset > u32::MAX as usize {
-            return Err("vocabulary too large".into());
-        }
-        self.arena.extend_from_slice(&rank.to_le_bytes());
-        self.arena.extend_from_slice(bytes);
-        let h = hash(bytes);
-        let slot = (h & TAG_MASK) | ((bytes.len() as u64) << 32) | offset as u64;
-        let mut i = h as usize & self.mask;
-        while self.slots[i] != EMPTY {
+        let k = key_hash(bytes);
+        let value = if bytes.len() <= 8 {
+            rank as u64
+        } else {
+            let offset = self.arena.len();
+            if offset > u32::MAX as usize {
+                return Err("vocabulary too large".into());
+            }
+            self.arena.extend_from_slice(&rank.to_le_bytes());
+            self.arena.extend_from_slice(bytes);
+            offset as u64
+        };
+        let slot = Slot {
+            head: k.head,
+            meta: (k.hash & TAG_MASK) | ((bytes.len() as u64) << 32) | value,
+        };
+        let mut i = k.hash as usize & self.mask;
+        while self.slots[i].meta != 0 {
             i = (i + 1) & self.mask;
         }
         self.slots[i] = slot;
@@ -204,7 +248,7 @@ impl Vocab {
 
     #[inline(always)]
     fn get_long(&self, key: &[u8]) -> Option<Rank> {
-        self.get_hashed(key, hash(key))
+        self.get_prehashed(key, key_hash(key))
     }
 
     /// Starts loading the slot a key with hash `h` probes first.
@@ -215,21 +259,24 @@ impl Vocab {
             use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
             let slot = &self.slots[h as usize & self.mask];
             // SAFETY: a prefetch only hints the cache; the address is valid.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>((slot as *const u64).cast()) }
+            unsafe { _mm_prefetch::<_MM_HINT_T0>((slot as *const Slot).cast()) }
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = h;
     }
 
-    /// Starts loading the token bytes of the slot a key with hash `h` and
-    /// length `len` probes first, when its tag matches.
+    /// Starts loading the token bytes of the slot a key of `len` (9+) bytes
+    /// with hash `h` probes first, when its tag matches.
     #[inline(always)]
     pub fn prefetch_token(&self, h: u64, len: usize) {
+        if len <= 8 {
+            return;
+        }
         let want = (h & TAG_MASK) | ((len as u64 & 0xFF) << 32);
         let slot = self.slots[h as usize & self.mask];
-        if slot & 0xFFFF_FFFF_0000_0000 == want {
+        if slot.meta & TAG_LEN_MASK == want {
             #[cfg(target_arch = "x86_64")]
-            if let Some(entry) = self.arena.get((slot & 0xFFFF_FFFF) as usize) {
+            if let Some(entry) = self.arena.get((slot.meta & 0xFFFF_FFFF) as usize) {
                 use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
                 // SAFETY: a prefetch only hints the cache; the address is valid.
                 unsafe { _mm_prefetch::<_MM_HINT_T0>((entry as *const u8).cast()) }
@@ -237,23 +284,27 @@ impl Vocab {
         }
     }
 
-    /// [`Vocab::get`] for a key of 3 to 255 bytes whose [`hash`] is `h`.
+    /// [`Vocab::get`] for a key of 3 to 255 bytes with [`key_hash`] `k`.
     #[inline(always)]
-    pub fn get_hashed(&self, key: &[u8], h: u64) -> Option<Rank> {
-        let want = (h & TAG_MASK) | ((key.len() as u64 & 0xFF) << 32);
-        let mut i = h as usize & self.mask;
+    pub fn get_prehashed(&self, key: &[u8], k: KeyHash) -> Option<Rank> {
+        let n = key.len();
+        let want = (k.hash & TAG_MASK) | ((n as u64 & 0xFF) << 32);
+        let mut i = k.hash as usize & self.mask;
         loop {
             let slot = self.slots[i];
-            if slot == EMPTY {
+            if slot.meta == 0 {
                 return None;
             }
-            if slot & 0xFFFF_FFFF_0000_0000 == want {
-                let off = (slot & 0xFFFF_FFFF) as usize;
-                if let Some(stored) = self.arena.get(off + 4..off + 4 + key.len())
+            if slot.meta & TAG_LEN_MASK == want && slot.head == k.head {
+                let value = (slot.meta & 0xFFFF_FFFF) as usize;
+                if n <= 8 {
+                    return Some(value as Rank);
+                }
+                if let Some(stored) = self.arena.get(value + 4..value + 4 + n)
                     && same_bytes(stored, key)
                 {
                     let mut r = [0u8; 4];
-                    r.copy_from_slice(&self.arena[off..off + 4]);
+                    r.copy_from_slice(&self.arena[value..value + 4]);
                     return Some(Rank::from_le_bytes(r));
                 }
             }
@@ -307,5 +358,50 @@ impl Vocab {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_token_maps_to_its_rank() {
+        for enc in Encoding::ALL {
+            let v = enc.tokenizer().vocab();
+            let tokens: Vec<(Rank, &[u8])> = (0..v.decode.len() as Rank)
+                .filter_map(|r| Some((r, v.token_bytes(r)?)))
+                .collect();
+            assert_eq!(tokens.len(), v.len());
+            let all: HashSet<&[u8]> = tokens.iter().map(|t| t.1).collect();
+            for &(rank, bytes) in &tokens {
+                assert_eq!(v.get(bytes), Some(rank), "{}", enc.name());
+                // Near misses: a byte less, a byte more.
+                let longer = [bytes, b"\x00"].concat();
+                for probe in [&bytes[..bytes.len() - 1], &longer[..]] {
+                    assert_eq!(v.get(probe).is_some(), all.contains(probe), "{probe:?}");
+                }
+            }
+            // Keys that are no tokens, of every length class.
+            for key in [
+                &b"\xff\xff\xff"[..],
+                b"\x00\x01\x02\x03",
+                b"zzzzqqqqxxxxjjjj",
+                &[0xfe; 200],
+            ] {
+                assert_eq!(v.get(key), None);
+            }
+        }
+    }
+
+    #[test]
+    fn head_is_the_first_bytes() {
+        let text = b"abcdefghijklmnop";
+        for n in 3..=16 {
+            let mut expected = [0u8; 8];
+            let m = n.min(8);
+            expected[..m].copy_from_slice(&text[..m]);
+            assert_eq!(head(&text[..n]), u64::from_le_bytes(expected), "{n}");
+        }
     }
 }
