@@ -221,6 +221,11 @@ def bench_worst(megabytes: int, cap: float) -> None:
                 same = "yes" if theirs == ours else f"NO ({theirs})"
             except subprocess.TimeoutExpired:
                 theirs_txt, same = f"> {cap:.0f} s (stopped)", "-"
+            except subprocess.CalledProcessError as err:
+                # e.g. whitespace runs of 1M+ characters: fancy-regex's
+                # backtracking stack overflows and tiktoken raises ValueError.
+                last = (err.stderr.strip().splitlines() or ["?"])[-1]
+                theirs_txt, same = f"raises: {last[:70]}", "-"
             print(f"| {label} | {name} | {dt:.2f} s ({ours} tokens) | {theirs_txt} | {same} |")
 
 

@@ -141,6 +141,23 @@ def test_long_runs(reference: dict[str, tiktoken.Encoding], unit: str) -> None:
         assert_same(reference, "x " + unit * n + " y")
 
 
+def test_where_tiktoken_gives_up(reference: dict[str, tiktoken.Encoding]) -> None:
+    """A whitespace run of about a million characters that reaches the pattern's
+    `\\s+(?!\\S)` overflows fancy-regex's backtracking stack: tiktoken raises
+    ValueError. We count what the pattern defines: the run less its last space is
+    one piece (as `\\s++$` makes it when the run ends the text), then " x"."""
+    n = 1_000_100
+    enc = reference["cl100k_base"]
+    with pytest.raises(ValueError, match="backtracking"):
+        enc.encode(" " * n + "x", disallowed_special=())
+    expected = len(enc.encode(" " * (n - 1), disallowed_special=())) + len(enc.encode(" x"))
+    assert _core.token_count(" " * n + "x", "cl100k_base") == expected
+    ids = _core.encode_ordinary(" " * n + "x", "cl100k_base")
+    assert ids == enc.encode(" " * (n - 1), disallowed_special=()) + enc.encode(" x")
+    # Just below the limit both agree.
+    assert_same(reference, " " * 999_998 + "x")
+
+
 # ---------------------------------------------------------------- generated
 
 # Every class the patterns tell apart, and the characters their special cases name.
