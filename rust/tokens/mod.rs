@@ -108,7 +108,7 @@ impl Tokenizer {
         }
     }
 
-    /// Number of tokens of a piece of 3 to 255 bytes with hash `h`.
+    /// Number of tokens of a piece of 3 to 255 bytes whose key hash is `k`.
     #[inline(always)]
     fn hashed_piece_count(
         &self,

@@ -30,31 +30,27 @@ fn is_newline(b: u8) -> bool {
     b == b'\r' || b == b'\n'
 }
 
-/// Length of a contraction `(?i:'s|'t|'re|'ve|'m|'ll|'d)` (o200k_base) at
-/// `i`, or 0. Case-insensitive as the regex crate folds: `s` also matches
-/// U+017F LATIN SMALL LETTER LONG S; the other letters have no other folds.
+/// Length of a contraction at `i`, or 0: o200k_base's
+/// `(?i:'s|'t|'re|'ve|'m|'ll|'d)` and cl100k_base's `'(?i:[sdmt]|ll|ve|re)`
+/// match the same strings. Case-insensitive as the regex crate folds: `s` also
+/// matches U+017F LATIN SMALL LETTER LONG S; the other letters have no other
+/// folds (see the test `contraction_folds_are_the_regex_crates`).
 #[inline(always)]
-fn o200k_contraction(b: &[u8], i: usize) -> usize {
+fn contraction(b: &[u8], i: usize) -> usize {
     if b.get(i) != Some(&b'\'') {
         return 0;
     }
+    // `| 0x20` maps only 'S'/'s' to 's' (and so on): other bytes that could
+    // follow (UTF-8 lead bytes, >= 0x80) stay >= 0x80.
     let lower = |k: usize| b.get(i + k).map(|c| c | 0x20);
     match lower(1) {
         Some(b's') | Some(b't') | Some(b'm') | Some(b'd') => 2,
         Some(b'r') | Some(b'v') if lower(2) == Some(b'e') => 3,
         Some(b'l') if lower(2) == Some(b'l') => 3,
-        // U+017F is C5 BF; `| 0x20` maps no other byte to 's' or the others
-        // (0x53 'S' / 0x73 's' and friends come from ASCII letters only).
+        // U+017F is C5 BF.
         _ if b.get(i + 1) == Some(&0xC5) && b.get(i + 2) == Some(&0xBF) => 3,
         _ => 0,
     }
-}
-
-/// Length of a contraction `'(?i:[sdmt]|ll|ve|re)` (cl100k_base) at `i`
-/// (which holds `'`), or 0.
-#[inline(always)]
-fn cl100k_contraction(b: &[u8], i: usize) -> usize {
-    o200k_contraction(b, i)
 }
 
 /// Scans a run of characters with any of `bits` from `i`; returns its end.
@@ -121,7 +117,7 @@ fn o200k_upper_lower(t: &ClassTable, b: &[u8], s: usize) -> Option<usize> {
             // B+ can start right here (an Ll character)?
             if c & LOWER != 0 {
                 let k = run(t, b, p + l, LOWER);
-                return Some(k + o200k_contraction(b, k));
+                return Some(k + contraction(b, k));
             }
             break;
         }
@@ -133,7 +129,7 @@ fn o200k_upper_lower(t: &ClassTable, b: &[u8], s: usize) -> Option<usize> {
     // Backtrack A* to the last B of the run: B+ is that one character (the
     // rest of the run is Lu/Lt, and what follows is not B).
     let k = last_b?;
-    Some(k + o200k_contraction(b, k))
+    Some(k + contraction(b, k))
 }
 
 /// `A+B*C?` from `s`.
@@ -144,7 +140,7 @@ fn o200k_upper_then_lower(t: &ClassTable, b: &[u8], s: usize) -> Option<usize> {
         return None;
     }
     let k = run(t, b, j, LOWER);
-    Some(k + o200k_contraction(b, k))
+    Some(k + contraction(b, k))
 }
 
 /// End of the o200k_base piece that starts at `i < b.len()`.
@@ -341,7 +337,7 @@ fn cl100k_punct(t: &ClassTable, b: &[u8], s: usize) -> usize {
 
 fn cl100k_general(t: &ClassTable, b: &[u8], i: usize) -> usize {
     if b[i] == b'\'' {
-        let k = cl100k_contraction(b, i);
+        let k = contraction(b, i);
         if k != 0 {
             return i + k;
         }
