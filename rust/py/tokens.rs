@@ -2,7 +2,8 @@
 //!
 //! Strings are read as tiktoken reads a Python `str` (surrogate pairs joined,
 //! lone surrogates replaced by U+FFFD: [`PyText::for_tiktoken`]). The
-//! vocabulary loads on first use, with the GIL released.
+//! vocabulary loads on first use, with the GIL released; so is the work,
+//! except for short texts (under 1 KB).
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -22,12 +23,21 @@ fn encoding_arg(name: &str) -> PyResult<Encoding> {
     })
 }
 
+/// Texts shorter than this are counted without releasing the GIL (it would
+/// cost more than the work) once the vocabulary is loaded.
+const DETACH_FROM: usize = 1024;
+
 /// `len(tiktoken.get_encoding(encoding).encode(text, disallowed_special=()))`
 #[pyfunction]
 #[pyo3(signature = (text, encoding = "o200k_base"))]
 fn token_count(py: Python<'_>, text: PyText, encoding: &str) -> PyResult<usize> {
     let encoding = encoding_arg(encoding)?;
     let text = text.for_tiktoken();
+    if text.len() < DETACH_FROM
+        && let Some(tokenizer) = encoding.loaded_tokenizer()
+    {
+        return Ok(tokenizer.count(&text));
+    }
     Ok(py.detach(|| encoding.tokenizer().count(&text)))
 }
 

@@ -58,15 +58,23 @@ impl Encoding {
         Encoding::ALL.into_iter().find(|e| e.name() == name)
     }
 
-    /// The tokenizer, loaded on first use (once per process, thread-safe).
-    pub fn tokenizer(self) -> &'static Tokenizer {
+    fn cell(self) -> &'static OnceLock<Tokenizer> {
         static O200K: OnceLock<Tokenizer> = OnceLock::new();
         static CL100K: OnceLock<Tokenizer> = OnceLock::new();
-        let cell = match self {
+        match self {
             Encoding::O200kBase => &O200K,
             Encoding::Cl100kBase => &CL100K,
-        };
-        cell.get_or_init(|| {
+        }
+    }
+
+    /// The tokenizer if it is loaded already.
+    pub fn loaded_tokenizer(self) -> Option<&'static Tokenizer> {
+        self.cell().get()
+    }
+
+    /// The tokenizer, loaded on first use (once per process, thread-safe).
+    pub fn tokenizer(self) -> &'static Tokenizer {
+        self.cell().get_or_init(|| {
             // The vocabulary is compiled into tiktoken-rs: failing to read it
             // is a build defect, not something input can cause.
             Tokenizer::load(self).unwrap_or_else(|e| panic!("{e}"))
