@@ -17,8 +17,6 @@ built from the files the tiktoken-rs crate ships (see ``reference_encodings``).
 from __future__ import annotations
 
 import argparse
-import glob
-import hashlib
 import os
 import statistics
 import subprocess
@@ -35,57 +33,11 @@ ENCODINGS = ("o200k_base", "cl100k_base")
 FOLDERS = ("html", "md", "txt")
 
 
-def vocabulary_dir() -> Path:
-    """The ``assets`` folder of the tiktoken-rs 0.12 crate cargo has unpacked."""
-    cargo_home = Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo"))
-    pattern = str(cargo_home / "registry" / "src" / "*" / "tiktoken-rs-0.12.*" / "assets")
-    for found in sorted(glob.glob(pattern), reverse=True):
-        if all((Path(found) / f"{name}.tiktoken").exists() for name in ENCODINGS):
-            return Path(found)
-    raise FileNotFoundError(f"no tiktoken-rs 0.12 vocabulary files matching {pattern}")
-
-
 def reference_encodings(names: tuple[str, ...] = ENCODINGS) -> dict[str, object]:
-    """tiktoken ``Encoding`` objects exactly as ``tiktoken.get_encoding`` builds them
-    (pattern and special tokens from ``tiktoken_ext.openai_public``), reading the
-    vocabulary from tiktoken-rs's copy after checking OpenAI's SHA-256."""
-    import tiktoken
-    import tiktoken.load
-    from tiktoken_ext import openai_public
+    """Python tiktoken's encodings, loaded offline (see ``fastnotebook.bench.reference``)."""
+    from fastnotebook.bench.reference import tiktoken_encoding
 
-    assets = vocabulary_dir()
-
-    def local_bpe(blobpath: str, expected_hash: str | None = None) -> dict[bytes, int]:
-        path = assets / blobpath.rsplit("/", 1)[-1]
-        if expected_hash is not None:
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            if digest != expected_hash:
-                raise ValueError(f"{path} is not OpenAI's {blobpath}")
-        saved = os.environ.get("TIKTOKEN_CACHE_DIR")
-        os.environ["TIKTOKEN_CACHE_DIR"] = ""  # read the file, cache nothing
-        try:
-            return tiktoken.load.load_tiktoken_bpe(str(path))
-        finally:
-            if saved is None:
-                del os.environ["TIKTOKEN_CACHE_DIR"]
-            else:
-                os.environ["TIKTOKEN_CACHE_DIR"] = saved
-
-    original = openai_public.load_tiktoken_bpe
-    openai_public.load_tiktoken_bpe = local_bpe
-    try:
-        encodings = {}
-        for name in names:
-            spec = getattr(openai_public, name)()
-            encodings[name] = tiktoken.Encoding(
-                spec["name"],
-                pat_str=spec["pat_str"],
-                mergeable_ranks=spec["mergeable_ranks"],
-                special_tokens=spec["special_tokens"],
-            )
-        return encodings
-    finally:
-        openai_public.load_tiktoken_bpe = original
+    return {name: tiktoken_encoding(name) for name in names}
 
 
 def timed(fn: Callable[[], object]) -> tuple[float, object]:

@@ -5,27 +5,26 @@ The reference encodings are built as ``tiktoken.get_encoding`` builds them
 (``tiktoken_ext.openai_public``: pattern, special tokens), from the vocabulary
 files that the tiktoken-rs crate ships (checked against OpenAI's published
 SHA-256), since tiktoken cannot download them here: see
-``benches/bench_tokens.py:reference_encodings``.
+``fastnotebook.bench.reference.tiktoken_encoding``.
 """
 
 from __future__ import annotations
 
 import pytest
+import tiktoken
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import corpus_files, read, repository_texts
-
-tiktoken = pytest.importorskip("tiktoken")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from bench_tokens import ENCODINGS, reference_encodings  # noqa: E402
-from fastnotebook import _core  # noqa: E402
+from fastnotebook import _core
+from fastnotebook.bench.reference import tiktoken_encoding
+from fastnotebook.token_utils import ENCODINGS
 
 
 @pytest.fixture(scope="session")
 def reference() -> dict[str, tiktoken.Encoding]:
     try:
-        return reference_encodings(ENCODINGS)
+        return {name: tiktoken_encoding(name) for name in ENCODINGS}
     except FileNotFoundError as err:
         pytest.skip(f"{err} (a cargo build unpacks tiktoken-rs; set CARGO_HOME if elsewhere)")
 
