@@ -1,9 +1,39 @@
 """Type stubs for the compiled core. The public API is in the Python modules."""
 
-from typing import Any, Literal
+from typing import Any, Literal, final
 
 import numpy as np
 import numpy.typing as npt
+
+__all__ = [
+    "CHUNK_OVERLAP",
+    "CHUNK_SIZE",
+    "HIGH_CONFIDENCE_THRESHOLD",
+    "MAX_THINKING_INPUT_CHARS",
+    "UNICODE_VERSION",
+    "HtmlHeaderSplitter",
+    "MarkdownHeaderSplitter",
+    "MarkupRejectedError",
+    "RecursiveSplitter",
+    "UnsupportedTextError",
+    "_char_class_bits",
+    "_token_char_classes",
+    "chunk_text",
+    "chunk_texts",
+    "detect_content_type",
+    "detect_content_type_from_extension",
+    "detect_content_type_from_heuristics",
+    "encode_ordinary",
+    "mean_pool",
+    "mean_pool_embeddings",
+    "mean_pool_segments",
+    "mean_pool_tokens",
+    "parse_thinking_content",
+    "remove_non_ascii",
+    "remove_non_printable",
+    "token_count",
+    "token_counts",
+]
 
 _ContentTypeName = Literal["html", "markdown", "plain"]
 
@@ -54,6 +84,7 @@ def token_count(text: str, encoding: _EncodingName | str = "o200k_base") -> int:
 def token_counts(texts: list[str], encoding: _EncodingName | str = "o200k_base") -> list[int]: ...
 def encode_ordinary(text: str, encoding: _EncodingName | str = "o200k_base") -> list[int]: ...
 
+@final
 class RecursiveSplitter:
     def __new__(
         cls,
@@ -65,6 +96,7 @@ class RecursiveSplitter:
     ) -> RecursiveSplitter: ...
     def split_text(self, text: str) -> list[str]: ...
 
+@final
 class MarkdownHeaderSplitter:
     def __new__(
         cls,
@@ -74,6 +106,7 @@ class MarkdownHeaderSplitter:
     ) -> MarkdownHeaderSplitter: ...
     def split_text(self, text: str) -> list[tuple[str, dict[str, str]]]: ...
 
+@final
 class HtmlHeaderSplitter:
     def __new__(
         cls,
