@@ -22,11 +22,10 @@ from pathlib import Path
 
 from loguru import logger
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from fastnotebook import chunking
+from fastnotebook.bench import reference
 
-import reference  # noqa: E402
-from fastnotebook import chunking  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 DEFAULT_CORPUS = Path(
     os.environ.get("FASTNOTEBOOK_CORPUS", HERE.parent.parent / "shared" / "corpus")

@@ -12,16 +12,14 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from fastnotebook import text_utils
+from fastnotebook.bench import reference
 
-import reference  # noqa: E402
-from fastnotebook import text_utils  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 DEFAULT_CORPUS = Path(
     os.environ.get("FASTNOTEBOOK_CORPUS", HERE.parent.parent / "shared" / "corpus")

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-# The reference pipeline lives with the benchmarks that also run it.
-sys.path.insert(0, str(ROOT / "benches"))
 
 CORPUS = Path(os.environ.get("FASTNOTEBOOK_CORPUS", ROOT.parent / "shared" / "corpus"))
 KINDS = {"html": "html", "md": "markdown", "txt": "plain"}

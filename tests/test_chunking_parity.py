@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import reference
 from conftest import KINDS, corpus_files, read, repository_texts, require_corpus
 from fastnotebook import chunking
+from fastnotebook.bench import reference
 from fastnotebook.chunking import ContentType
 
 CT = {"html": ContentType.HTML, "markdown": ContentType.MARKDOWN, "plain": ContentType.PLAIN}

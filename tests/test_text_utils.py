@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fastnotebook
-import reference
 from conftest import corpus_files, read, repository_texts
 from fastnotebook import _core, text_utils
+from fastnotebook.bench import reference
 from fastnotebook.text_utils import (
     clean_thinking_content,
     extract_text_content,

@@ -74,6 +74,23 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    from fastnotebook.bench import corpus, report, runner
+
+    docs = corpus.load(Path(args.corpus)) if args.corpus else corpus.default()
+    if args.max_documents:
+        docs.documents = [
+            d for kind in corpus.KINDS for d in docs.by_kind(kind)[: args.max_documents]
+        ]
+    out = Path(args.out)
+    result = runner.run(docs, out, args.repeats, memory=not args.no_memory)
+    report.print_report(result)
+    (out / "bench.md").write_text(report.markdown(result), encoding="utf-8")
+    plots = report.plot(result, out)
+    print(f"\nwrote {out / 'bench.json'}, {out / 'bench.md'}, " + ", ".join(map(str, plots)))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fastnotebook", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="show debug logging")
@@ -87,6 +104,16 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="chunk documents and print a summary")
     demo.add_argument("paths", nargs="*", default=["."], help="files or folders (default: .)")
     demo.set_defaults(run=cmd_demo)
+
+    bench = sub.add_parser(
+        "bench", help="compare speed and quality with the original and peer libraries"
+    )
+    bench.add_argument("--corpus", help="folder of .html/.md/.txt files (default: shared or built)")
+    bench.add_argument("--out", default="bench-results", help="folder for JSON, Markdown, plots")
+    bench.add_argument("--repeats", type=int, default=5, help="timed rounds (default 5)")
+    bench.add_argument("--max-documents", type=int, default=0, help="at most N per content type")
+    bench.add_argument("--no-memory", action="store_true", help="skip peak-memory measurement")
+    bench.set_defaults(run=cmd_bench)
     return parser
 
 

@@ -19,6 +19,8 @@ tiktoken, numpy).
 from __future__ import annotations
 
 import functools
+import glob
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -141,11 +143,41 @@ def detect_content_type(text: str, file_path: Any = None) -> str:
     return by_extension
 
 
+def _vocabulary_file(name: str) -> Path:
+    """A ``.tiktoken`` vocabulary on this machine: in ``FASTNOTEBOOK_TIKTOKEN_DIR``,
+    else the one the tiktoken-rs crate ships (in the cargo registry after a
+    build of fastnotebook). Python tiktoken itself would download it."""
+    folders = [os.environ.get("FASTNOTEBOOK_TIKTOKEN_DIR", "")]
+    cargo = Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo"))
+    folders += sorted(glob.glob(str(cargo / "registry/src/*/tiktoken-rs-*/assets")), reverse=True)
+    for folder in filter(None, folders):
+        path = Path(folder) / f"{name}.tiktoken"
+        if path.is_file():
+            return path
+    raise FileNotFoundError(
+        f"no {name}.tiktoken vocabulary found offline: set FASTNOTEBOOK_TIKTOKEN_DIR to a folder "
+        "holding it, or build fastnotebook once (cargo fetches tiktoken-rs, which ships it)"
+    )
+
+
 @functools.cache
 def tiktoken_encoding(name: str = "o200k_base") -> Any:
+    """Python tiktoken's encoding, loaded offline with tiktoken's own definition
+    (pattern and special tokens) and the vocabulary file."""
     import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+    from tiktoken_ext import openai_public
 
-    return tiktoken.get_encoding(name)
+    path = _vocabulary_file(name)
+    # tiktoken's own constructor would download the file: run it with its
+    # loader pointed at the local one.
+    original = openai_public.load_tiktoken_bpe
+    try:
+        openai_public.load_tiktoken_bpe = lambda *args, **kwargs: load_tiktoken_bpe(str(path))
+        spec = getattr(openai_public, name)()
+    finally:
+        openai_public.load_tiktoken_bpe = original
+    return tiktoken.Encoding(**spec)
 
 
 def token_counter(encoding: str = "o200k_base") -> Callable[[str], int]:
@@ -239,3 +271,25 @@ def parse_thinking_content(content: Any) -> tuple[str, str]:
     if malformed:
         return malformed.group(1).strip(), content[malformed.end() :].strip()
     return "", content
+
+
+# --- embedding ------------------------------------------------------------------
+
+
+async def mean_pool(embeddings: list[list[float]]) -> list[float]:
+    """The original's numpy mean pooling, from Python lists."""
+    import numpy as np
+
+    if not embeddings:
+        raise ValueError("Cannot mean pool empty list of embeddings")
+    if len(embeddings) == 1:
+        arr = np.array(embeddings[0], dtype=np.float64)
+        norm = np.linalg.norm(arr)
+        return list((arr / norm if norm > 0 else arr).tolist())
+    arr = np.array(embeddings, dtype=np.float64)
+    if arr.ndim != 2:
+        raise ValueError(f"Expected 2D array, got shape {arr.shape}")
+    norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    mean = np.mean(arr / np.where(norms > 0, norms, 1.0), axis=0)
+    mean_norm = np.linalg.norm(mean)
+    return list((mean / mean_norm if mean_norm > 0 else mean).tolist())

@@ -1,0 +1,385 @@
+"""``fastnotebook bench``: speed and quality of every chunker, token counter and
+pooling path, measured in one run on one machine.
+
+Timings are interleaved (every method once per round, rounds repeated) and
+reported as median and spread (min-max) of MB/s; ratios are against the
+original measured in the same run. Quality comes from one untimed pass.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from fastnotebook.bench import metrics
+from fastnotebook.bench.corpus import KINDS, Corpus, Document
+from fastnotebook.bench.methods import ENCODING, Method, chunking_methods
+
+TINY_TOKENS = 5
+PACKAGES = (
+    "fastnotebook",
+    "langchain-text-splitters",
+    "beautifulsoup4",
+    "tiktoken",
+    "numpy",
+    "semantic-text-splitter",
+    "chonkie",
+    "semchunk",
+)
+
+
+def _mbs(size: int, seconds: float) -> float:
+    return size / max(seconds, 1e-9) / 1e6
+
+
+@dataclass
+class Timing:
+    mbs: list[float] = field(default_factory=list)
+    docs_per_s: list[float] = field(default_factory=list)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.mbs) if self.mbs else 0.0
+
+    def spread(self) -> str:
+        return f"{min(self.mbs):.1f}-{max(self.mbs):.1f}" if self.mbs else "-"
+
+
+@dataclass
+class ChunkingResult:
+    method: str
+    unit: str
+    limit: int
+    kind: str
+    documents: int
+    megabytes: float
+    timing: Timing
+    sizes: metrics.SizeStats
+    coverage: float
+    tiny_chunks: int
+    identical_to_original: float | None
+    peak_memory_mb: float | None = None
+    ratio_to_original: float | None = None
+
+
+def time_rounds(
+    jobs: dict[str, Callable[[], object]], size: int, count: int, repeats: int
+) -> dict[str, Timing]:
+    """Runs every job once per round, ``repeats`` rounds."""
+    timings = {name: Timing() for name in jobs}
+    for _ in range(repeats):
+        for name, job in jobs.items():
+            start = time.perf_counter()
+            job()
+            elapsed = time.perf_counter() - start
+            timings[name].mbs.append(_mbs(size, elapsed))
+            timings[name].docs_per_s.append(count / max(elapsed, 1e-9))
+    return timings
+
+
+def _run_all(run: Callable[[Document], list[str]], docs: list[Document]) -> object:
+    return [run(d) for d in docs]
+
+
+def _count_each(count: Callable[[str, str], int], texts: list[str], encoding: str) -> object:
+    return [count(t, encoding) for t in texts]
+
+
+def _tiktoken_each(enc: Any, texts: list[str]) -> object:
+    return [len(enc.encode(t, disallowed_special=())) for t in texts]
+
+
+def _token_length() -> Callable[[str], int]:
+    from fastnotebook.token_utils import token_count
+
+    return lambda s: token_count(s, ENCODING)
+
+
+def bench_chunking(corpus: Corpus, repeats: int, methods: Sequence[Method]) -> list[ChunkingResult]:
+    tokens = _token_length()
+    results: list[ChunkingResult] = []
+    for kind in KINDS:
+        docs = corpus.by_kind(kind)
+        if not docs:
+            continue
+        size = sum(d.size for d in docs)
+        runners = {m.name + m.unit: (m, m.make()) for m in methods}
+        outputs = {key: [run(d) for d in docs] for key, (_, run) in runners.items()}
+        jobs: dict[str, Callable[[], object]] = {
+            key: partial(_run_all, run, docs) for key, (_, run) in runners.items()
+        }
+        timings = time_rounds(jobs, size, len(docs), repeats)
+        for key, (method, _) in runners.items():
+            chunks = [c for doc_chunks in outputs[key] for c in doc_chunks]
+            length = len if method.unit == "chars" else tokens
+            original = next(
+                (
+                    k
+                    for k, (m, _) in runners.items()
+                    if m.family == "original" and m.unit == method.unit
+                ),
+                None,
+            )
+            identical = None
+            if method.family == "fastnotebook" and original is not None:
+                same = sum(a == b for a, b in zip(outputs[key], outputs[original], strict=True))
+                identical = same / len(docs)
+            covered = [
+                metrics.coverage(d.text, out) for d, out in zip(docs, outputs[key], strict=True)
+            ]
+            results.append(
+                ChunkingResult(
+                    method=method.name,
+                    unit=method.unit,
+                    limit=method.limit,
+                    kind=kind,
+                    documents=len(docs),
+                    megabytes=size / 1e6,
+                    timing=timings[key],
+                    sizes=metrics.size_stats(chunks, method.limit, length),
+                    coverage=sum(covered) / len(covered),
+                    tiny_chunks=sum(tokens(c) < TINY_TOKENS for c in chunks),
+                    identical_to_original=identical,
+                )
+            )
+        for result in results:
+            if result.kind != kind:
+                continue
+            original_result = next(
+                (
+                    r
+                    for r in results
+                    if r.kind == kind and r.unit == result.unit and r.method.startswith("original")
+                ),
+                None,
+            )
+            if original_result and original_result.timing.median > 0:
+                result.ratio_to_original = result.timing.median / original_result.timing.median
+    return results
+
+
+MEMORY_PROBE = """
+import json, resource, sys
+from fastnotebook.bench import corpus, methods
+docs = [corpus.Document(**d) for d in json.load(open(sys.argv[1]))]
+method = next(m for m in methods.chunking_methods() if m.name + m.unit == sys.argv[2])
+run = method.make()
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+for d in docs:
+    run(d)
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / 1024)
+"""
+
+
+def measure_memory(results: list[ChunkingResult], corpus: Corpus, workdir: Path) -> None:
+    """Peak memory above the loaded documents, each method in a fresh process."""
+    for kind in KINDS:
+        docs = corpus.by_kind(kind)
+        if not docs:
+            continue
+        spec = workdir / f"memory-{kind}.json"
+        spec.write_text(json.dumps([asdict(d) for d in docs]), encoding="utf-8")
+        for result in (r for r in results if r.kind == kind):
+            out = subprocess.run(
+                [sys.executable, "-c", MEMORY_PROBE, str(spec), result.method + result.unit],
+                capture_output=True,
+                text=True,
+            )
+            if out.returncode == 0:
+                result.peak_memory_mb = float(out.stdout.split()[-1])
+        spec.unlink()
+
+
+@dataclass
+class TokenResult:
+    method: str
+    encoding: str
+    kind: str
+    timing: Timing
+    identical_to_tiktoken: float | None
+    ratio_to_tiktoken: float | None = None
+
+
+def bench_tokens(corpus: Corpus, repeats: int) -> list[TokenResult]:
+    from fastnotebook.bench import reference
+    from fastnotebook.token_utils import token_count, token_counts
+
+    results: list[TokenResult] = []
+    for encoding in ("cl100k_base", "o200k_base"):
+        try:
+            enc = reference.tiktoken_encoding(encoding)
+        except FileNotFoundError:
+            enc = None
+        for kind in KINDS:
+            texts = [d.text for d in corpus.by_kind(kind)]
+            if not texts:
+                continue
+            size = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
+            jobs: dict[str, Callable[[], object]] = {
+                "fastnotebook token_count": partial(_count_each, token_count, texts, encoding),
+                "fastnotebook token_counts (all cores)": partial(token_counts, texts, encoding),
+            }
+            ours = [token_count(t, encoding) for t in texts]
+            identical: float | None = None
+            if enc is not None:
+                jobs["tiktoken"] = partial(_tiktoken_each, enc, texts)
+                theirs = [len(enc.encode(t, disallowed_special=())) for t in texts]
+                identical = sum(a == b for a, b in zip(ours, theirs, strict=True)) / len(texts)
+            timings = time_rounds(jobs, size, len(texts), repeats)
+            base = timings.get("tiktoken")
+            for name, timing in timings.items():
+                results.append(
+                    TokenResult(
+                        method=name,
+                        encoding=encoding,
+                        kind=kind,
+                        timing=timing,
+                        identical_to_tiktoken=None if name == "tiktoken" else identical,
+                        ratio_to_tiktoken=timing.median / base.median
+                        if base and base.median
+                        else None,
+                    )
+                )
+    return results
+
+
+@dataclass
+class PoolingResult:
+    method: str
+    shape: str
+    per_document_us: float
+    gb_per_s: float
+    ratio_to_original: float | None
+
+
+def bench_pooling(
+    repeats: int, documents: int = 1000, chunks: int = 8, dim: int = 768
+) -> list[PoolingResult]:
+    import asyncio
+
+    import numpy as np
+
+    from fastnotebook.bench import reference
+    from fastnotebook.embedding import mean_pool_embeddings, mean_pool_segments
+
+    rng = np.random.default_rng(0)
+    lists = [rng.normal(size=(chunks, dim)).tolist() for _ in range(documents)]
+    big_docs = documents * 10
+    matrix = rng.normal(size=(big_docs * chunks, dim)).astype(np.float32)
+    offsets = np.arange(0, big_docs * chunks + 1, chunks, dtype=np.int64)
+    list_bytes = documents * chunks * dim * 8
+    array_bytes = matrix.nbytes
+
+    def numpy_segments() -> object:
+        rows = matrix.astype(np.float64).reshape(big_docs, chunks, dim)
+        norms = np.linalg.norm(rows, axis=2, keepdims=True)
+        mean = (rows / np.where(norms > 0, norms, 1.0)).mean(axis=1)
+        return mean / np.linalg.norm(mean, axis=1, keepdims=True)
+
+    jobs: dict[str, Callable[[], object]] = {
+        "original (numpy, from lists)": lambda: [
+            asyncio.run(reference.mean_pool(e)) for e in lists
+        ],
+        "fastnotebook mean_pool_embeddings (lists)": lambda: [
+            asyncio.run(mean_pool_embeddings(e)) for e in lists
+        ],
+        "numpy vectorised (array)": numpy_segments,
+        "fastnotebook mean_pool_segments (array)": lambda: mean_pool_segments(matrix, offsets),
+        "memcpy of the array (numpy copy)": lambda: matrix.copy(),
+    }
+    timings = time_rounds(jobs, 1, 1, repeats)
+    seconds = {name: 1 / (t.median * 1e6) for name, t in timings.items()}
+    results = []
+    for name, secs in seconds.items():
+        is_list = "lists" in name
+        docs = documents if is_list else big_docs
+        nbytes = list_bytes if is_list else array_bytes
+        baseline = seconds[
+            "original (numpy, from lists)" if is_list else "numpy vectorised (array)"
+        ]
+        results.append(
+            PoolingResult(
+                method=name,
+                shape=f"{docs} x {chunks} x {dim} {'float lists' if is_list else 'float32'}",
+                per_document_us=secs / docs * 1e6,
+                gb_per_s=nbytes / secs / 1e9,
+                ratio_to_original=baseline / secs,
+            )
+        )
+    return results
+
+
+def environment() -> dict[str, Any]:
+    cpu = platform.processor()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    versions: dict[str, str | None] = {}
+    for package in PACKAGES:
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "machine": platform.machine(),
+        "system": platform.platform(),
+        "python": sys.version.split()[0],
+        "packages": versions,
+    }
+
+
+@dataclass
+class Report:
+    corpus: str
+    environment: dict[str, Any]
+    missing: dict[str, str]
+    chunking: list[ChunkingResult]
+    tokens: list[TokenResult]
+    pooling: list[PoolingResult]
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, default=str)
+
+
+def run(
+    corpus: Corpus,
+    out_dir: Path,
+    repeats: int,
+    *,
+    memory: bool = True,
+    pooling_documents: int = 1000,
+) -> Report:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    methods = chunking_methods()
+    missing = {m.name + f" ({m.unit})": reason for m in methods if (reason := m.missing())}
+    available = [m for m in methods if m.missing() is None]
+    chunking = bench_chunking(corpus, repeats, available)
+    if memory:
+        measure_memory(chunking, corpus, out_dir)
+    report = Report(
+        corpus=corpus.name,
+        environment=environment(),
+        missing=missing,
+        chunking=chunking,
+        tokens=bench_tokens(corpus, repeats),
+        pooling=bench_pooling(repeats, documents=pooling_documents),
+    )
+    (out_dir / "bench.json").write_text(report.to_json(), encoding="utf-8")
+    return report
