@@ -168,4 +168,6 @@ async def repo_relate_many(
         return []
     edges = [{"in": ensure_record_id(a), "out": ensure_record_id(b)} for a, b in pairs]
     output = "" if return_rows else " RETURN NONE"
-    return await repo_query(f"INSERT RELATION INTO {relationship} $edges{output};", {"edges": edges})
+    return await repo_query(
+        f"INSERT RELATION INTO {relationship} $edges{output};", {"edges": edges}
+    )

@@ -20,10 +20,13 @@ __all__ = ["replace_source_chunks", "set_embeddings"]
 
 def _vectors(embeddings: Sequence[Sequence[float]]) -> tuple[list[list[float]], int]:
     """The vectors as lists of floats (numpy rows too), and their one dimension."""
-    vectors = [
-        list(map(float, v.tolist() if hasattr(v, "tolist") else v))  # numpy rows
-        for v in embeddings
-    ]
+    try:
+        vectors = [
+            list(map(float, v.tolist() if hasattr(v, "tolist") else v))  # numpy rows too
+            for v in embeddings
+        ]
+    except (TypeError, ValueError) as e:
+        raise InvalidInputError(f"embeddings must be sequences of numbers: {e}") from e
     dimensions = {len(v) for v in vectors}
     if len(dimensions) > 1 or 0 in dimensions:
         raise InvalidInputError(f"embeddings of mixed or zero dimension: {sorted(dimensions)}")

@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, Field, field_validator
 
-from fastnotebook.database.record_id import RecordID, ensure_record_id
+from fastnotebook.database.record_id import RecordID
 from fastnotebook.database.repository import repo_query
 from fastnotebook.domain.base import ObjectModel
 from fastnotebook.exceptions import InvalidInputError, NotFoundError
@@ -139,7 +139,12 @@ class Source(ObjectModel):
         """``get_context`` with the insights already loaded."""
         dumped = [insight.model_dump() for insight in insights]
         if context_size == "long":
-            return {"id": self.id, "title": self.title, "insights": dumped, "full_text": self.full_text}
+            return {
+                "id": self.id,
+                "title": self.title,
+                "insights": dumped,
+                "full_text": self.full_text,
+            }
         return {"id": self.id, "title": self.title, "insights": dumped}
 
     async def get_context(self, context_size: ContextSize = "short") -> dict[str, Any]:

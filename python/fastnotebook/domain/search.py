@@ -163,9 +163,7 @@ async def vector_search(
         else:
             k = limits[table]
             statements.append(f"{select} WHERE embedding <|{k},{max(40, 2 * k)}|> $query")
-    found = await db.query_all(
-        ";\n".join(statements) + ";", {"query": query, "dim": len(query)}
-    )
+    found = await db.query_all(";\n".join(statements) + ";", {"query": query, "dim": len(query)})
     rows: list[Hit] = parse_record_ids(
         [row for result in found for row in result or [] if row["score"] >= minimum_score]
     )
