@@ -13,9 +13,9 @@ from fastnotebook.database import (
     DatabaseSettings,
     ensure_record_id,
     open_database,
+    replace_source_chunks,
     repo_insert,
     repo_query,
-    replace_source_chunks,
     set_database,
     set_embeddings,
 )
