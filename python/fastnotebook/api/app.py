@@ -41,7 +41,8 @@ def _readable(exc: RequestValidationError) -> str:
     parts = []
     for error in exc.errors():
         where = ".".join(str(p) for p in error.get("loc", ()) if p != "body")
-        parts.append(f"{where}: {error.get('msg')}" if where else str(error.get("msg")))
+        message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+        parts.append(f"{where}: {message}" if where else message)
     return "; ".join(parts) or "invalid request"
 
 

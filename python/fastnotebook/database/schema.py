@@ -86,9 +86,12 @@ DEFINE FIELD IF NOT EXISTS embedding ON TABLE note TYPE option<array<float>>;
 {_timestamps("note")}
 
 -- source -> notebook and note -> notebook memberships. Deleting either end
--- deletes the edge.
+-- deletes the edge. A notebook's members are looked up by index: in SurrealDB
+-- 2.3 that is several times faster than the graph traversal <-reference<-.
 DEFINE TABLE IF NOT EXISTS reference TYPE RELATION IN source OUT notebook;
+DEFINE INDEX IF NOT EXISTS reference_by_notebook ON TABLE reference FIELDS out;
 DEFINE TABLE IF NOT EXISTS artifact TYPE RELATION IN note OUT notebook;
+DEFINE INDEX IF NOT EXISTS artifact_by_notebook ON TABLE artifact FIELDS out;
 
 -- A source's insights and chunks go with it.
 DEFINE EVENT IF NOT EXISTS source_removed ON TABLE source WHEN $event = "DELETE" THEN {{

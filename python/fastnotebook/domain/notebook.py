@@ -54,8 +54,8 @@ class Notebook(ObjectModel):
         """The notebook's sources without their full text, most recently
         updated first."""
         rows = await repo_query(
-            "SELECT * OMIT full_text FROM array::distinct($id<-reference<-source) "
-            "ORDER BY updated DESC;",
+            "SELECT * OMIT full_text FROM array::distinct("
+            "(SELECT VALUE in FROM reference WHERE out = $id)) ORDER BY updated DESC;",
             {"id": self._own_id()},
         )
         return [Source.from_row(row) for row in rows]
@@ -65,8 +65,8 @@ class Notebook(ObjectModel):
         content (as the original) unless ``include_content``."""
         omit = "embedding" if include_content else "content, embedding"
         rows = await repo_query(
-            f"SELECT * OMIT {omit} FROM array::distinct($id<-artifact<-note) "
-            "ORDER BY updated DESC;",
+            f"SELECT * OMIT {omit} FROM array::distinct("
+            "(SELECT VALUE in FROM artifact WHERE out = $id)) ORDER BY updated DESC;",
             {"id": self._own_id()},
         )
         return [Note.from_row(row) for row in rows]
