@@ -4,6 +4,7 @@ budgets, duplicates, bad ids, failures; and its parts without a database."""
 from __future__ import annotations
 
 import itertools
+import random
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -398,3 +399,99 @@ async def test_subclasses_can_add_items_in_the_hook(db: Database) -> None:
     assert context["total_tokens"] == sum(
         tokens(c) for c in itertools.chain(context["sources"], context["notes"])
     )
+
+
+# --- against the original's algorithm ----------------------------------------
+
+
+async def one_by_one(
+    notebook_id: str, config: ContextConfig, max_tokens: int | None = None
+) -> dict[str, Any]:
+    """The original's algorithm, one record and one count at a time, with the
+    single-record API: what the batched builder must reproduce."""
+    weights = config.priority_weights or {}
+    items: list[tuple[str, str, dict[str, Any], int]] = []
+
+    async def add_source(source_id: str, level: str) -> None:
+        if "not in" in level:
+            return
+        try:
+            source = await Source.get(source_id)
+        except (NotFoundError, InvalidInputError):
+            return
+        size = "long" if "full content" in level else "short"
+        items.append((source.id or "", "source", await source.get_context(size), weights["source"]))
+        if config.include_insights and "insights" in level:
+            for insight in await source.get_insights():
+                content = {
+                    "id": insight.id,
+                    "source_id": source.id,
+                    "insight_type": insight.insight_type,
+                    "content": insight.content,
+                }
+                items.append((insight.id or "", "insight", content, weights["insight"]))
+
+    async def add_note(note_id: str, level: str) -> None:
+        if "not in" in level:
+            return
+        try:
+            note = await Note.get(note_id)
+        except (NotFoundError, InvalidInputError):
+            return
+        size = "long" if "full content" in level else "short"
+        items.append((note.id or "", "note", note.get_context(size), weights["note"]))
+
+    notebook = await Notebook.get(notebook_id)
+    for source_id, level in (config.sources or {}).items():
+        await add_source(source_id, level)
+    if not config.sources:
+        for source in await notebook.get_sources():
+            await add_source(source.id or "", "insights")
+    if config.include_notes:
+        for note_id, level in (config.notes or {}).items():
+            await add_note(note_id, level)
+        if not config.notes:
+            for note in await notebook.get_notes():
+                await add_note(note.id or "", "full content")
+
+    first = {item[0]: item for item in items[::-1]}  # the first of each id
+    unique = [first[i] for i in dict.fromkeys(item[0] for item in items)]
+    unique.sort(key=lambda item: item[3], reverse=True)
+    counted = [(item, tokens(item[2])) for item in unique]
+    if max_tokens:
+        while sum(c for _, c in counted) > max_tokens:
+            counted.pop()
+    kinds = {"source": "sources", "note": "notes", "insight": "insights"}
+    out: dict[str, Any] = {kind: [] for kind in kinds.values()}
+    for (_, kind, content, _), _ in counted:
+        out[kinds[kind]].append(content)
+    out["total_tokens"] = sum(c for _, c in counted)
+    out["total_items"] = len(counted)
+    return out
+
+
+async def test_batched_builds_equal_the_one_by_one_algorithm(db: Database) -> None:
+    made = await seed(sources=80, insights=4, notes=15)
+    rng = random.Random(3)
+    choices = ["insights", "full content", "not in context", "summary", "not in"]
+    ids = [s.id or "" for s in made.sources]
+    bare = [i.split(":", 1)[1] if rng.random() < 0.3 else i for i in ids]
+    configs = [
+        ContextConfig(),
+        ContextConfig(
+            sources={i: rng.choice(choices) for i in bare} | {"source:missing": "insights"},
+            notes={n.id or "": rng.choice(["full content", "short", "not in"]) for n in made.notes},
+        ),
+        ContextConfig(
+            sources={i: "full content" for i in rng.sample(ids, 20)},
+            include_insights=False,
+            priority_weights={"source": 1, "insight": 1, "note": 1},
+        ),
+        ContextConfig(include_notes=False),
+    ]
+    for config in configs:
+        expected = await one_by_one(made.id, config)
+        for budget in (None, expected["total_tokens"] // 3):
+            built = await build_notebook_context(made.id, config, max_tokens=budget)
+            reference = await one_by_one(made.id, config, budget)
+            assert {k: built[k] for k in reference} == reference
