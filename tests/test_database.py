@@ -351,3 +351,24 @@ async def test_vector_indexes_keep_one_dimension(db: Database) -> None:
     ) == [[0.5] * 4]
     with pytest.raises(InvalidInputError):
         await set_embeddings({"source:x": [1.0] * 4})
+
+
+def test_the_shared_database_serves_several_event_loops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As Open Notebook's source chat does: each build in a fresh event loop.
+    monkeypatch.delenv("SURREAL_URL", raising=False)
+    monkeypatch.setenv("FASTNOTEBOOK_DATA_DIR", str(tmp_path))
+    previous = set_database(None)
+
+    async def create_and_count() -> int:
+        first, second = await asyncio.gather(get_database(), get_database())
+        assert first is second
+        await repo_create("notebook", {"name": "x"})
+        return len(await repo_query("SELECT id FROM notebook"))
+
+    try:
+        assert [asyncio.run(create_and_count()) for _ in range(3)] == [1, 2, 3]
+    finally:
+        asyncio.run(close_database())
+        set_database(previous)

@@ -155,13 +155,14 @@ class ContextBuilder:
             item_type, DEFAULT_PRIORITY_WEIGHTS[item_type]
         )
 
-    def _add_uncounted(self, id: str, type: ItemType, content: dict[str, Any]) -> None:
+    def _add_uncounted(self, item_id: str, kind: ItemType, content: dict[str, Any]) -> None:
         """Add an item whose tokens ``_count_tokens`` counts later, in one batch."""
-        item = ContextItem(id, type, content, priority=self._weight(type), token_count=0)
+        item = ContextItem(item_id, kind, content, priority=self._weight(kind), token_count=0)
         self._uncounted.append(item)
         self.add_item(item)
 
     def _count_tokens(self) -> None:
+        """Count the builder's own items still present, in one batched call."""
         present = {id(item) for item in self.items}
         todo = [item for item in self._uncounted if id(item) in present]
         for item, count in zip(

@@ -13,6 +13,7 @@ multi-statement request.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from typing import Any
 
 import aiohttp
@@ -133,7 +134,11 @@ async def _close_quietly(conn: Any) -> None:
 
 
 _current: Database | None = None
-_lock = asyncio.Lock()
+# One lock per event loop: applications (Open Notebook's source chat among
+# them) run the builder in fresh loops, and an asyncio lock is bound to one.
+_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 async def open_database(settings: DatabaseSettings | None = None) -> Database:
@@ -156,7 +161,7 @@ async def get_database() -> Database:
     global _current
     if _current is not None:
         return _current
-    async with _lock:
+    async with _locks.setdefault(asyncio.get_running_loop(), asyncio.Lock()):
         if _current is None:
             _current = await open_database()
         return _current
