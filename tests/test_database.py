@@ -4,7 +4,9 @@ record ids, the repository, migrations, vector writes, failures."""
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -273,6 +275,19 @@ async def test_embedded_database_persists_across_reopen(tmp_path: Path) -> None:
     async with await open_database(settings) as second:
         assert await second.query("SELECT VALUE name FROM notebook:kept") == ["persisted"]
         assert await migrate(second) == len(MIGRATIONS)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the store lock uses flock")
+async def test_an_on_disk_database_is_locked_to_one_opener(tmp_path: Path) -> None:
+    settings = DatabaseSettings(DatabaseSettings.embedded_url(tmp_path))
+    first = await Database(settings).open()
+    with pytest.raises(
+        DatabaseOperationError, match=rf"in use by another process \(pid {os.getpid()}\)"
+    ):
+        await Database(settings).open()
+    await first.close()
+    async with Database(settings) as second:
+        assert await second.query("RETURN 1") == 1
 
 
 async def test_signing_in_is_skipped_for_embedded_databases() -> None:

@@ -5,6 +5,12 @@ embedded database that would mean opening the store for every query, so
 fastnotebook keeps one ``Database`` open and shares it; a closed ``Database``
 refuses queries with ``DatabaseOperationError`` instead of reopening quietly.
 
+An on-disk embedded database is locked to the process that opened it: the
+embedded engine would let a second process open the same files, and two
+engines writing one store corrupt it. Share it through ``fastnotebook serve``
+or use a server (``SURREAL_URL``) instead. (The lock uses ``flock``; there is
+none on Windows.)
+
 Queries are sent with ``query_raw`` so that every statement's status is
 checked: the SDK's ``query`` only looks at the first statement of a
 multi-statement request.
@@ -13,8 +19,11 @@ multi-statement request.
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 import weakref
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
 import aiohttp
 import websockets.exceptions
@@ -43,6 +52,36 @@ _DRIVER_ERRORS = (
 )
 _ABORTED = "not executed due to a failed transaction"
 
+if sys.platform != "win32":
+    import fcntl
+
+
+def _lock_store(path: Path) -> IO[str] | None:
+    """Hold an exclusive lock on ``path``.lock while the store is open; raise
+    ``DatabaseOperationError`` naming the holder if another process has it."""
+    if sys.platform == "win32":
+        return None
+    handle = path.with_name(path.name + ".lock").open("a+", encoding="utf-8")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "unknown"
+        handle.close()
+        raise DatabaseOperationError(
+            f"the database at {path} is in use by another process (pid {holder}); "
+            "stop it, or share one database through `fastnotebook serve` or SURREAL_URL"
+        ) from None
+    handle.truncate(0)
+    handle.write(str(os.getpid()))
+    handle.flush()
+    return handle
+
+
+def _unlock_store(handle: IO[str] | None) -> None:
+    if handle is not None:
+        handle.close()  # closing releases the flock
+
 
 class Database:
     """A SurrealDB database: embedded (in this process) or on a server."""
@@ -51,6 +90,7 @@ class Database:
         self.settings = settings
         self._conn: Any = None
         self._closed = False
+        self._store_lock: IO[str] | None = None
 
     @property
     def is_open(self) -> bool:
@@ -66,6 +106,7 @@ class Database:
         settings = self.settings
         if settings.local_path is not None:
             settings.local_path.parent.mkdir(parents=True, exist_ok=True)
+            self._store_lock = _lock_store(settings.local_path)
         conn: Any = AsyncSurreal(settings.url)
         try:
             await conn.connect()
@@ -75,6 +116,8 @@ class Database:
             await conn.use(settings.namespace, settings.database)
         except _DRIVER_ERRORS as e:
             await _close_quietly(conn)
+            _unlock_store(self._store_lock)
+            self._store_lock = None
             raise DatabaseOperationError(f"cannot open the database at {settings.url}: {e}") from e
         self._conn = conn
         logger.debug("Opened the database at {}", settings.url)
@@ -86,6 +129,8 @@ class Database:
         if conn is not None:
             await _close_quietly(conn)
             logger.debug("Closed the database at {}", self.settings.url)
+        _unlock_store(self._store_lock)
+        self._store_lock = None
 
     async def __aenter__(self) -> Database:
         return await self.open()
