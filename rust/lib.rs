@@ -7,6 +7,7 @@ pub mod cleaning;
 pub mod error;
 pub mod pooling;
 pub mod text;
+pub mod tokens;
 pub mod unicode;
 
 mod py;

@@ -63,18 +63,12 @@ fn sum_of_squares<T: Element>(row: &[T]) -> f64 {
     acc.iter().sum::<f64>() + tail
 }
 
-/// `acc += row / norm`, by multiplying with the reciprocal unless that
-/// overflows (a subnormal norm).
+/// `acc += row / norm`. A division, as numpy's: multiplying by the
+/// reciprocal is off by an ulp, and when normalised rows cancel out (opposite
+/// vectors) that ulp, normalised, would become the result.
 fn add_normalised<T: Element>(acc: &mut [f64], row: &[T], norm: f64) {
-    let scale = 1.0 / norm;
-    if scale.is_finite() {
-        for (a, &x) in acc.iter_mut().zip(row) {
-            *a += x.to_f64() * scale;
-        }
-    } else {
-        for (a, &x) in acc.iter_mut().zip(row) {
-            *a += x.to_f64() / norm;
-        }
+    for (a, &x) in acc.iter_mut().zip(row) {
+        *a += x.to_f64() / norm;
     }
 }
 
@@ -289,6 +283,11 @@ mod tests {
             &mean_pool(&[3e-200f64, 4e-200], 2).expect("ok"),
             &[0.6, 0.8]
         ));
+    }
+
+    #[test]
+    fn opposite_vectors_cancel_exactly() {
+        assert_eq!(mean_pool(&[-1.53125f32, 1.0], 1).expect("ok"), [0.0]);
     }
 
     #[test]

@@ -193,8 +193,9 @@ fn utf8_of<U: Unit>(units: &[U], map: Placeholders) -> Result<String> {
         }
     }
     push_units(&mut out, blocks.remainder(), map)?;
-    // Only whole UTF-8 encodings of chars were pushed.
-    String::from_utf8(out).map_err(|e| Error::UnsupportedText(format!("transcoding failed: {e}")))
+    // SAFETY: `out` holds only ASCII bytes and `char::encode_utf8` output, so it
+    // is valid UTF-8; validating it again would cost a pass over the text.
+    Ok(unsafe { String::from_utf8_unchecked(out) })
 }
 
 fn push_units<U: Unit>(out: &mut Vec<u8>, units: &[U], map: Placeholders) -> Result<()> {

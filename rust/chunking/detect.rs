@@ -194,9 +194,14 @@ fn markdown_score(sample: &str) -> f64 {
 
 /// The first `n` code points of `text`.
 fn prefix_chars(text: &str, n: usize) -> &str {
-    match text.char_indices().nth(n) {
+    // Mostly ASCII: n characters are at most 4n bytes; count only that far.
+    let window = &text[..text.floor_char_boundary(n.saturating_mul(4).min(text.len()))];
+    if unicode::char_len(window) <= n {
+        return window;
+    }
+    match window.char_indices().nth(n) {
         Some((i, _)) => &text[..i],
-        None => text,
+        None => window,
     }
 }
 

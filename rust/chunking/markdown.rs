@@ -301,11 +301,12 @@ impl<'t> Pass<'t> {
             let start = (previous.as_ptr() as usize).wrapping_sub(base);
             let gap = start.wrapping_add(previous.len());
             let next_start = (next.as_ptr() as usize).wrapping_sub(base);
-            if next_start == gap + 1 && self.text.as_bytes().get(gap) == Some(&b'\n') {
-                if let Some(joined) = self.text.get(start..next_start + next.len()) {
-                    *previous = joined;
-                    return;
-                }
+            if next_start == gap + 1
+                && self.text.as_bytes().get(gap) == Some(&b'\n')
+                && let Some(joined) = self.text.get(start..next_start + next.len())
+            {
+                *previous = joined;
+                return;
             }
         }
         self.lines.push(line);

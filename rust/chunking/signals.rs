@@ -151,7 +151,7 @@ pub fn markdown_signals(text: &str) -> MarkdownSignals {
             }
         }
         s.links += count_links(line);
-        s.emphasis |= has_pair(line, "**") || has_pair(line, "__");
+        s.emphasis |= has_pair(line, b'*') || has_pair(line, b'_');
     }
     s
 }
@@ -242,13 +242,14 @@ fn count_links(line: &str) -> usize {
     count
 }
 
-/// Whether `\*\*.+?\*\*` (for `pair` "**") matches within the line.
-fn has_pair(line: &str, pair: &str) -> bool {
+/// Whether `\*\*.+?\*\*` (for `pair` b'*') matches within the line.
+fn has_pair(line: &str, pair: u8) -> bool {
     let bytes = line.as_bytes();
-    let (Some(first), Some(last)) = (
-        memmem::find(bytes, pair.as_bytes()),
-        memmem::rfind(bytes, pair.as_bytes()),
-    ) else {
+    let doubled = |i: usize| bytes.get(i + 1) == Some(&pair);
+    let Some(first) = memchr_iter(pair, bytes).find(|&i| doubled(i)) else {
+        return false;
+    };
+    let Some(last) = memchr::memrchr_iter(pair, bytes).find(|&i| doubled(i)) else {
         return false;
     };
     char_at(line, first + 2).is_some_and(|c| last >= first + 2 + c.len_utf8())

@@ -5,6 +5,7 @@ mod chunking;
 mod cleaning;
 mod pooling;
 mod text;
+mod tokens;
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
@@ -59,5 +60,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_char_class_bits, m)?)?;
     chunking::register(m)?;
     cleaning::register(m)?;
-    pooling::register(m)
+    pooling::register(m)?;
+    tokens::register(m)
 }

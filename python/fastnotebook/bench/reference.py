@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import glob
+import hashlib
 import os
 import re
 from collections.abc import Callable
@@ -162,18 +163,29 @@ def _vocabulary_file(name: str) -> Path:
 
 @functools.cache
 def tiktoken_encoding(name: str = "o200k_base") -> Any:
-    """Python tiktoken's encoding, loaded offline with tiktoken's own definition
-    (pattern and special tokens) and the vocabulary file."""
+    """Python tiktoken's encoding exactly as ``tiktoken.get_encoding`` builds it
+    (pattern and special tokens from ``tiktoken_ext.openai_public``), with the
+    vocabulary read from a local file after checking OpenAI's SHA-256."""
     import tiktoken
-    from tiktoken.load import load_tiktoken_bpe
+    import tiktoken.load
     from tiktoken_ext import openai_public
 
     path = _vocabulary_file(name)
+
+    def local_bpe(blobpath: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        if (
+            expected_hash is not None
+            and hashlib.sha256(path.read_bytes()).hexdigest() != expected_hash
+        ):
+            raise ValueError(f"{path} is not OpenAI's {blobpath}")
+        ranks: dict[bytes, int] = tiktoken.load.load_tiktoken_bpe(str(path))
+        return ranks
+
     # tiktoken's own constructor would download the file: run it with its
     # loader pointed at the local one.
     original = openai_public.load_tiktoken_bpe
     try:
-        openai_public.load_tiktoken_bpe = lambda *args, **kwargs: load_tiktoken_bpe(str(path))
+        openai_public.load_tiktoken_bpe = local_bpe
         spec = getattr(openai_public, name)()
     finally:
         openai_public.load_tiktoken_bpe = original

@@ -1,0 +1,83 @@
+//! Bindings for exact tiktoken token counts (`o200k_base`, `cl100k_base`).
+//!
+//! Strings are read as tiktoken reads a Python `str` (surrogate pairs joined,
+//! lone surrogates replaced by U+FFFD: [`PyText::for_tiktoken`]). The
+//! vocabulary loads on first use, with the GIL released; so is the work,
+//! except for short texts (under 1 KB).
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use rayon::prelude::*;
+
+use super::text::PyText;
+use crate::tokens::{Encoding, classes};
+
+fn encoding_arg(name: &str) -> PyResult<Encoding> {
+    Encoding::from_name(name).ok_or_else(|| {
+        let valid: Vec<&str> = Encoding::ALL.iter().map(|e| e.name()).collect();
+        PyValueError::new_err(format!(
+            "unknown encoding {name:?}; valid encodings: {}",
+            valid.join(", ")
+        ))
+    })
+}
+
+/// Texts shorter than this are counted without releasing the GIL (it would
+/// cost more than the work) once the vocabulary is loaded.
+const DETACH_FROM: usize = 1024;
+
+/// `len(tiktoken.get_encoding(encoding).encode(text, disallowed_special=()))`
+#[pyfunction]
+#[pyo3(signature = (text, encoding = "o200k_base"))]
+fn token_count(py: Python<'_>, text: PyText, encoding: &str) -> PyResult<usize> {
+    let encoding = encoding_arg(encoding)?;
+    let text = text.for_tiktoken();
+    if text.len() < DETACH_FROM
+        && let Some(tokenizer) = encoding.loaded_tokenizer()
+    {
+        return Ok(tokenizer.count(&text));
+    }
+    Ok(py.detach(|| encoding.tokenizer().count(&text)))
+}
+
+/// `token_count` of each text, on all cores.
+#[pyfunction]
+#[pyo3(signature = (texts, encoding = "o200k_base"))]
+fn token_counts(py: Python<'_>, texts: Vec<PyText>, encoding: &str) -> PyResult<Vec<usize>> {
+    let encoding = encoding_arg(encoding)?;
+    let texts: Vec<_> = texts.iter().map(PyText::for_tiktoken).collect();
+    Ok(py.detach(|| {
+        let tokenizer = encoding.tokenizer();
+        texts.par_iter().map(|t| tokenizer.count(t)).collect()
+    }))
+}
+
+/// `tiktoken.get_encoding(encoding).encode_ordinary(text)`
+#[pyfunction]
+#[pyo3(signature = (text, encoding = "o200k_base"))]
+fn encode_ordinary(py: Python<'_>, text: PyText, encoding: &str) -> PyResult<Vec<u32>> {
+    let encoding = encoding_arg(encoding)?;
+    let text = text.for_tiktoken();
+    Ok(py.detach(|| encoding.tokenizer().encode(&text)))
+}
+
+/// The pre-tokenizers' class bits (1 `\p{L}`, 2 `\p{N}`, 4 `\s`, 8 o200k's
+/// `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]`, 16 its `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`) of the
+/// code points `start..end`, surrogates as 0: lets the tests compare them
+/// with the classes the installed tiktoken matches.
+#[pyfunction]
+fn _token_char_classes(py: Python<'_>, start: u32, end: u32) -> Bound<'_, PyBytes> {
+    let bits: Vec<u8> = (start..end)
+        .map(|cp| char::from_u32(cp).map_or(0, classes::of_char))
+        .collect();
+    PyBytes::new(py, &bits)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_token_char_classes, m)?)?;
+    m.add_function(wrap_pyfunction!(token_count, m)?)?;
+    m.add_function(wrap_pyfunction!(token_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_ordinary, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,241 @@
+//! Exact BPE token counts for OpenAI's `o200k_base` and `cl100k_base`
+//! encodings: `count(text)` equals Python tiktoken 0.14.0's
+//! `len(enc.encode(text, disallowed_special=()))`.
+//!
+//! The text is cut into pieces as tiktoken's split pattern cuts it
+//! ([`pretokenize`], hand-written, with the Unicode 16.0 classes of the regex
+//! engine tiktoken uses: [`classes`]); a piece that is a token counts one,
+//! any other is merged by tiktoken's rule ([`bpe`]) over the vocabulary that
+//! the tiktoken-rs crate ships ([`vocab`]). Special tokens are never
+//! recognized: their text is ordinary text.
+//!
+//! One input has no tiktoken count to equal: a whitespace run of about a
+//! million characters or more that reaches the `\s+(?!\S)` alternative
+//! overflows fancy-regex's backtracking stack, and tiktoken raises
+//! `ValueError`. We return the count the pattern defines.
+//!
+//! Performance notes (about 6-15x Python tiktoken on real text, single
+//! thread; see `benches/bench_tokens.py`):
+//! - the count path builds no token vectors;
+//! - the pre-tokenizers are hand-written, with ASCII fast paths;
+//! - a piece is looked up whole before any merging (about 93% of the pieces
+//!   of real text are tokens); pieces are cut in batches of 16 and their
+//!   table slots prefetched, so the lookups' cache misses overlap;
+//! - pieces that need merging are remembered in a small per-thread cache
+//!   (most recur);
+//! - merges of long pieces are O(n log n) at worst: 10 MB of one repeated
+//!   character takes about a second.
+
+pub mod bpe;
+mod cache;
+pub mod classes;
+pub mod pretokenize;
+mod tables;
+pub mod vocab;
+
+use std::sync::OnceLock;
+
+use vocab::{Rank, Vocab};
+
+/// A tiktoken encoding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Encoding {
+    O200kBase,
+    Cl100kBase,
+}
+
+impl Encoding {
+    pub const ALL: [Encoding; 2] = [Encoding::O200kBase, Encoding::Cl100kBase];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::O200kBase => "o200k_base",
+            Encoding::Cl100kBase => "cl100k_base",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Encoding> {
+        Encoding::ALL.into_iter().find(|e| e.name() == name)
+    }
+
+    fn cell(self) -> &'static OnceLock<Tokenizer> {
+        static O200K: OnceLock<Tokenizer> = OnceLock::new();
+        static CL100K: OnceLock<Tokenizer> = OnceLock::new();
+        match self {
+            Encoding::O200kBase => &O200K,
+            Encoding::Cl100kBase => &CL100K,
+        }
+    }
+
+    /// The tokenizer if it is loaded already.
+    pub fn loaded_tokenizer(self) -> Option<&'static Tokenizer> {
+        self.cell().get()
+    }
+
+    /// The tokenizer, loaded on first use (once per process, thread-safe).
+    pub fn tokenizer(self) -> &'static Tokenizer {
+        self.cell().get_or_init(|| {
+            // The vocabulary is compiled into tiktoken-rs: failing to read it
+            // is a build defect, not something input can cause.
+            Tokenizer::load(self).unwrap_or_else(|e| panic!("{e}"))
+        })
+    }
+}
+
+/// A loaded encoding: counts and encodes text.
+pub struct Tokenizer {
+    encoding: Encoding,
+    vocab: Vocab,
+}
+
+impl Tokenizer {
+    /// Reads the vocabulary (a few hundred milliseconds); prefer
+    /// [`Encoding::tokenizer`], which does it once.
+    pub fn load(encoding: Encoding) -> Result<Tokenizer, String> {
+        Ok(Tokenizer {
+            encoding,
+            vocab: Vocab::load(encoding)?,
+        })
+    }
+
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    pub fn vocab(&self) -> &Vocab {
+        &self.vocab
+    }
+
+    /// Calls `f` with each piece of `text` as the encoding's split pattern
+    /// cuts it.
+    #[inline]
+    pub fn for_each_piece(&self, text: &str, f: impl FnMut(&[u8])) {
+        match self.encoding {
+            Encoding::O200kBase => pretokenize::for_each_piece(pretokenize::o200k_next, text, f),
+            Encoding::Cl100kBase => pretokenize::for_each_piece(pretokenize::cl100k_next, text, f),
+        }
+    }
+
+    /// Number of tokens of a piece of 3 to 255 bytes whose key hash is `k`.
+    #[inline(always)]
+    fn hashed_piece_count(
+        &self,
+        piece: &[u8],
+        k: vocab::KeyHash,
+        cache: &mut Option<&mut cache::PieceCache>,
+    ) -> usize {
+        let v = &self.vocab;
+        if v.get_prehashed(piece, k).is_some() {
+            return 1;
+        }
+        let h = k.hash;
+        if piece.len() <= cache::MAX_KEY
+            && let Some(c) = cache.as_deref_mut()
+        {
+            if let Some(n) = c.get(piece, h) {
+                return n;
+            }
+            let n = bpe::count(v, piece);
+            c.put(piece, h, n);
+            return n;
+        }
+        bpe::count(v, piece)
+    }
+
+    /// Counts in batches of pieces: the pieces of a batch are cut first and
+    /// their table slots prefetched, so the lookups' cache misses overlap.
+    #[inline(always)]
+    fn count_pieces(
+        &self,
+        next: impl Fn(&classes::ClassTable, &[u8], usize) -> usize,
+        text: &str,
+        mut cache: Option<&mut cache::PieceCache>,
+    ) -> usize {
+        const BATCH: usize = 16;
+        let t = classes::table();
+        let v = &self.vocab;
+        let b = text.as_bytes();
+        let mut bounds = [0usize; BATCH + 1];
+        let mut hashes = [vocab::KeyHash::default(); BATCH];
+        let mut n = 0;
+        let mut i = 0;
+        while i < b.len() {
+            bounds[0] = i;
+            let mut k = 0;
+            while k < BATCH && i < b.len() {
+                i = next(t, b, i);
+                k += 1;
+                bounds[k] = i;
+            }
+            for j in 0..k {
+                let piece = &b[bounds[j]..bounds[j + 1]];
+                if (3..=255).contains(&piece.len()) {
+                    let k = vocab::key_hash(piece);
+                    hashes[j] = k;
+                    v.prefetch(k.hash);
+                }
+            }
+            for j in 0..k {
+                let len = bounds[j + 1] - bounds[j];
+                if (3..=255).contains(&len) {
+                    v.prefetch_token(hashes[j].hash, len);
+                }
+            }
+            for j in 0..k {
+                let piece = &b[bounds[j]..bounds[j + 1]];
+                n += match piece.len() {
+                    1 => 1,
+                    // Two bytes: one token, or two that cannot merge.
+                    2 => 1 + (v.pair_rank(piece[0], piece[1]) == vocab::NO_RANK) as usize,
+                    3..=255 => self.hashed_piece_count(piece, hashes[j], &mut cache),
+                    _ => bpe::count(v, piece),
+                };
+            }
+        }
+        n
+    }
+
+    /// `len(tiktoken.get_encoding(name).encode(text, disallowed_special=()))`.
+    pub fn count(&self, text: &str) -> usize {
+        cache::with(self.encoding, |cache| match self.encoding {
+            Encoding::O200kBase => self.count_pieces(pretokenize::o200k_next, text, cache),
+            Encoding::Cl100kBase => self.count_pieces(pretokenize::cl100k_next, text, cache),
+        })
+    }
+
+    /// The token ids, as tiktoken's `encode_ordinary`.
+    pub fn encode(&self, text: &str) -> Vec<u32> {
+        let mut out: Vec<Rank> = Vec::with_capacity(text.len() / 4 + 1);
+        self.for_each_piece(text, |piece| match self.vocab.get(piece) {
+            Some(r) => out.push(r),
+            None => bpe::merge(&self.vocab, piece, |s, e| {
+                out.push(self.vocab.rank(&piece[s..e]));
+            }),
+        });
+        out
+    }
+
+    /// The bytes of the tokens `ids` (unknown ids are skipped).
+    pub fn decode_bytes(&self, ids: &[u32]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for &id in ids {
+            if let Some(b) = self.vocab.token_bytes(id) {
+                out.extend_from_slice(b);
+            }
+        }
+        out
+    }
+}
+
+/// Token count as a chunk length function.
+pub struct TokenLength(pub &'static Tokenizer);
+
+impl crate::chunking::recursive::LengthFunction for TokenLength {
+    #[inline]
+    fn length(&self, text: &str) -> usize {
+        self.0.count(text)
+    }
+}
+
+#[cfg(test)]
+mod tests;
