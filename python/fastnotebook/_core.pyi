@@ -32,13 +32,19 @@ def chunk_text(
     file_path: str | None = None,
     chunk_size: int = 1500,
     chunk_overlap: int = 225,
-) -> tuple[list[str], _ContentTypeName | None]: ...
+    unit: str = "chars",
+    encoding: str = "o200k_base",
+    min_chunk_size: int | None = None,
+) -> tuple[list[str], _ContentTypeName | None, int]: ...
 def chunk_texts(
     texts: list[str],
     content_types: list[str | None] | None = None,
     file_paths: list[str | None] | None = None,
     chunk_size: int = 1500,
     chunk_overlap: int = 225,
+    unit: str = "chars",
+    encoding: str = "o200k_base",
+    min_chunk_size: int | None = None,
 ) -> list[list[str]]: ...
 
 _EncodingName = Literal["o200k_base", "cl100k_base"]

@@ -1,7 +1,6 @@
 """Content-type detection and chunking, a drop-in for ``open_notebook.utils.chunking``.
 
-Same names, same results as Open Notebook's module (the 1500/225-character
-version), computed in Rust:
+Same names, same results as Open Notebook's module, computed in Rust:
 
 - ``detect_content_type()`` picks HTML, Markdown or plain text from the file
   extension, falling back to content heuristics;
@@ -9,14 +8,31 @@ version), computed in Rust:
   langchain's header splitters), plain text with a recursive separator
   splitter, and splits oversized pieces again;
 - ``chunk_texts()`` does the same for many texts at once, on all cores.
+
+Two units, as the two versions of the original:
+
+- ``"chars"`` (the default): 1500-character chunks with 225 overlap
+  (Open Notebook ``d8006ff5``);
+- ``"tokens"``: sizes in tokens (tiktoken ``o200k_base`` by default), 400 with
+  ``int(400 * 0.15)`` overlap unless ``OPEN_NOTEBOOK_CHUNK_SIZE``,
+  ``OPEN_NOTEBOOK_CHUNK_OVERLAP`` and ``OPEN_NOTEBOOK_MIN_CHUNK_SIZE`` say
+  otherwise (validated as the original does), chunks under the minimum dropped
+  when others remain (Open Notebook's current release).
+
+Pick the unit per call (``unit=``), for the process
+(``set_chunking_config(unit="tokens")``) or by the environment
+(``FASTNOTEBOOK_CHUNK_UNIT``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
+import threading
 from collections.abc import Sequence
 from enum import Enum
-from typing import Any
+from typing import Any, Literal
 
 from loguru import logger
 
@@ -26,17 +42,185 @@ __all__ = [
     "CHUNK_OVERLAP",
     "CHUNK_SIZE",
     "HIGH_CONFIDENCE_THRESHOLD",
+    "ChunkingConfig",
     "ContentType",
     "chunk_text",
     "chunk_texts",
     "detect_content_type",
     "detect_content_type_from_extension",
     "detect_content_type_from_heuristics",
+    "get_chunking_config",
+    "set_chunking_config",
 ]
 
 CHUNK_SIZE: int = _core.CHUNK_SIZE  # characters
 CHUNK_OVERLAP: int = _core.CHUNK_OVERLAP  # 15% of CHUNK_SIZE
 HIGH_CONFIDENCE_THRESHOLD: float = _core.HIGH_CONFIDENCE_THRESHOLD
+UNIT_ENV = "FASTNOTEBOOK_CHUNK_UNIT"
+
+Unit = Literal["chars", "tokens"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ChunkingConfig:
+    """How ``chunk_text`` sizes chunks. ``None`` fields take the unit's
+    defaults: 1500/225 characters, or for tokens the ``OPEN_NOTEBOOK_*``
+    environment variables, else 400 tokens, 15% overlap, minimum 5, and the
+    default encoding of ``fastnotebook.token_utils``."""
+
+    unit: Unit = "chars"
+    chunk_size: int | None = None
+    chunk_overlap: int | None = None
+    min_chunk_size: int | None = None
+    encoding: str | None = None
+
+    def resolved(self) -> ChunkingConfig:
+        """This configuration with every default filled in."""
+        if self.unit == "chars":
+            size = CHUNK_SIZE if self.chunk_size is None else self.chunk_size
+            overlap = CHUNK_OVERLAP if self.chunk_overlap is None else self.chunk_overlap
+            return dataclasses.replace(self, chunk_size=size, chunk_overlap=overlap)
+        if self.unit != "tokens":
+            raise ValueError(f"unit must be 'chars' or 'tokens', got {self.unit!r}")
+        from fastnotebook.token_utils import ENCODINGS, get_default_encoding
+
+        if self.encoding is not None and self.encoding not in ENCODINGS:
+            raise ValueError(
+                f"unknown encoding {self.encoding!r}; choose one of {', '.join(ENCODINGS)}"
+            )
+
+        size, overlap, minimum = _token_sizes_from_env(
+            os.getenv("OPEN_NOTEBOOK_CHUNK_SIZE"),
+            os.getenv("OPEN_NOTEBOOK_CHUNK_OVERLAP"),
+            os.getenv("OPEN_NOTEBOOK_MIN_CHUNK_SIZE"),
+        )
+        if self.chunk_size is not None:
+            size = self.chunk_size
+            overlap = int(size * 0.15)
+        return dataclasses.replace(
+            self,
+            chunk_size=size,
+            chunk_overlap=overlap if self.chunk_overlap is None else self.chunk_overlap,
+            min_chunk_size=minimum if self.min_chunk_size is None else self.min_chunk_size,
+            encoding=self.encoding or get_default_encoding(),
+        )
+
+
+def _chunk_size_from(raw: str | None) -> int:
+    if not raw:
+        return 400
+    try:
+        size = int(raw)
+    except ValueError:
+        logger.warning(f"Invalid OPEN_NOTEBOOK_CHUNK_SIZE value: '{raw}'. Using default: 400")
+        return 400
+    if size < 100:
+        logger.warning(
+            f"OPEN_NOTEBOOK_CHUNK_SIZE ({size}) is too small. Using minimum value of 100."
+        )
+        return 100
+    if size > 8192:
+        logger.warning(
+            f"OPEN_NOTEBOOK_CHUNK_SIZE ({size}) is very large. "
+            f"This may cause issues with some embedding models."
+        )
+    logger.info(f"Using custom chunk size: {size} tokens")
+    return size
+
+
+def _chunk_overlap_from(raw: str | None, size: int) -> int:
+    if not raw:
+        return int(size * 0.15)
+    try:
+        overlap = int(raw)
+    except ValueError:
+        logger.warning(
+            f"Invalid OPEN_NOTEBOOK_CHUNK_OVERLAP value: '{raw}'. Using default: 15% of chunk size"
+        )
+        return int(size * 0.15)
+    if overlap < 0:
+        logger.warning(f"OPEN_NOTEBOOK_CHUNK_OVERLAP ({overlap}) cannot be negative. Using 0.")
+        return 0
+    if overlap >= size:
+        logger.warning(
+            f"OPEN_NOTEBOOK_CHUNK_OVERLAP ({overlap}) cannot be >= chunk size ({size}). "
+            f"Using 15% of chunk size: {int(size * 0.15)}"
+        )
+        return int(size * 0.15)
+    logger.info(f"Using custom chunk overlap: {overlap} tokens")
+    return overlap
+
+
+def _min_chunk_size_from(raw: str | None) -> int:
+    if raw is None:
+        return 5
+    try:
+        value = int(raw)
+    except ValueError:
+        logger.warning(f"Invalid OPEN_NOTEBOOK_MIN_CHUNK_SIZE value: '{raw}'. Using default: 5")
+        return 5
+    if value < 0:
+        logger.warning(f"OPEN_NOTEBOOK_MIN_CHUNK_SIZE ({value}) cannot be negative. Using 0.")
+        return 0
+    return value
+
+
+@functools.cache
+def _token_sizes_from_env(
+    size_raw: str | None, overlap_raw: str | None, minimum_raw: str | None
+) -> tuple[int, int, int]:
+    """The token sizes from ``OPEN_NOTEBOOK_*`` with the original's validation
+    and messages; cached so that each is logged once per value, as the
+    original logs them once at import."""
+    size = _chunk_size_from(size_raw)
+    return size, _chunk_overlap_from(overlap_raw, size), _min_chunk_size_from(minimum_raw)
+
+
+_config_lock = threading.Lock()
+_config: ChunkingConfig | None = None
+
+
+def get_chunking_config() -> ChunkingConfig:
+    """The process-wide configuration: set in code, else the unit named by
+    ``FASTNOTEBOOK_CHUNK_UNIT`` ("chars" when unset) with its defaults."""
+    if _config is not None:
+        return _config
+    unit = os.getenv(UNIT_ENV, "").strip() or "chars"
+    if unit not in ("chars", "tokens"):
+        raise ValueError(f"{UNIT_ENV} must be 'chars' or 'tokens', got {unit!r}")
+    return ChunkingConfig(unit=unit)  # type: ignore[arg-type]
+
+
+def set_chunking_config(config: ChunkingConfig | None = None, **changes: Any) -> None:
+    """Set the process-wide configuration (a ``ChunkingConfig``, and/or field
+    changes such as ``unit="tokens"``); ``set_chunking_config(None)`` goes
+    back to the environment's."""
+    global _config
+    with _config_lock:
+        if config is None and not changes:
+            _config = None
+            return
+        base = config or get_chunking_config()
+        new = dataclasses.replace(base, **changes)
+        new.resolved()  # validate now, not at the next chunk_text
+        _config = new
+
+
+def _effective(unit: str | None) -> ChunkingConfig:
+    config = get_chunking_config()
+    if unit is not None and unit != config.unit:
+        config = ChunkingConfig(unit=unit)  # type: ignore[arg-type]
+    return config.resolved()
+
+
+def _core_args(config: ChunkingConfig) -> dict[str, Any]:
+    return {
+        "chunk_size": config.chunk_size,
+        "chunk_overlap": config.chunk_overlap,
+        "unit": config.unit,
+        "encoding": config.encoding or "o200k_base",
+        "min_chunk_size": config.min_chunk_size if config.unit == "tokens" else None,
+    }
 
 
 class ContentType(Enum):
@@ -116,21 +300,29 @@ def chunk_text(
     text: str,
     content_type: ContentType | None = None,
     file_path: str | os.PathLike[str] | None = None,
+    *,
+    unit: Unit | None = None,
 ) -> list[str]:
-    """Split text into chunks of at most ``CHUNK_SIZE`` characters (a single
-    indivisible piece aside), with the splitter suited to its content type.
+    """Split text into chunks of at most the chunk size (a single indivisible
+    piece aside), with the splitter suited to its content type.
 
-    Empty or whitespace-only text gives ``[]``; text of at most ``CHUNK_SIZE``
-    characters comes back whole and unchanged.
+    Empty or whitespace-only text gives ``[]``; text that fits in one chunk
+    comes back whole and unchanged. ``unit`` overrides the configured unit
+    ("chars" or "tokens", with that unit's default sizes).
     """
     if not text:
         return []
-    chunks, split_as = _core.chunk_text(
-        _text_arg(text), _content_type_arg(content_type), _path_str(file_path)
+    config = _effective(unit)
+    chunks, split_as, length = _core.chunk_text(
+        _text_arg(text),
+        _content_type_arg(content_type),
+        _path_str(file_path),
+        **_core_args(config),
     )
     if split_as is not None:
         logger.debug(f"Chunking text with content type: {split_as}")
-        logger.debug(f"Created {len(chunks)} chunks from {len(text)} characters")
+        measure = "characters" if config.unit == "chars" else "tokens"
+        logger.debug(f"Created {len(chunks)} chunks from {length} {measure}")
     return chunks
 
 
@@ -138,6 +330,8 @@ def chunk_texts(
     texts: Sequence[str],
     content_types: Sequence[ContentType | None] | None = None,
     file_paths: Sequence[str | os.PathLike[str] | None] | None = None,
+    *,
+    unit: Unit | None = None,
 ) -> list[list[str]]:
     """``chunk_text`` for many texts at once, spread over all cores with the
     GIL released; the result equals ``[chunk_text(t, ...) for t in texts]``."""
@@ -146,4 +340,4 @@ def chunk_texts(
         _text_arg(t, "texts[i]")
     types = None if content_types is None else [_content_type_arg(c) for c in content_types]
     paths = None if file_paths is None else [_path_str(p) for p in file_paths]
-    return _core.chunk_texts(texts, types, paths)
+    return _core.chunk_texts(texts, types, paths, **_core_args(_effective(unit)))

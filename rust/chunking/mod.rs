@@ -69,6 +69,9 @@ pub struct Chunks {
     pub rebuilt: String,
     /// The type the text was split as; `None` when it needed no splitting.
     pub content_type: Option<ContentType>,
+    /// The input's length in the unit of the length function (not measured
+    /// for blank text).
+    pub input_length: usize,
 }
 
 impl Chunks {
@@ -93,7 +96,8 @@ pub fn chunk_text<L: LengthFunction>(
     if unicode::is_blank(text) {
         return Ok(out);
     }
-    if length.length(text) <= sizes.chunk_size {
+    out.input_length = length.length(text);
+    if out.input_length <= sizes.chunk_size {
         out.chunks.push(Chunk {
             source: Source::Input,
             range: 0..text.len(),

@@ -12,6 +12,7 @@ use crate::chunking::markdown::MarkdownHeaderSplitter;
 use crate::chunking::recursive::{CharLength, KeepSeparator, RecursiveSplitter};
 use crate::chunking::{self, ChunkSizes, Chunks, Section, Source};
 use crate::error::Result;
+use crate::tokens::{Encoding, TokenLength};
 
 fn content_type_arg(name: Option<&str>) -> PyResult<Option<ContentType>> {
     name.map(|n| {
@@ -24,7 +25,11 @@ fn content_type_arg(name: Option<&str>) -> PyResult<Option<ContentType>> {
     .transpose()
 }
 
-fn sizes_arg(chunk_size: i64, chunk_overlap: i64) -> PyResult<ChunkSizes> {
+fn sizes_arg(
+    chunk_size: i64,
+    chunk_overlap: i64,
+    min_chunk_size: Option<i64>,
+) -> PyResult<ChunkSizes> {
     if chunk_size <= 0 {
         return Err(PyValueError::new_err(format!(
             "chunk_size must be > 0, got {chunk_size}"
@@ -35,10 +40,17 @@ fn sizes_arg(chunk_size: i64, chunk_overlap: i64) -> PyResult<ChunkSizes> {
             "chunk_overlap must be >= 0, got {chunk_overlap}"
         )));
     }
+    if let Some(min) = min_chunk_size
+        && min < 0
+    {
+        return Err(PyValueError::new_err(format!(
+            "min_chunk_size must be >= 0, got {min}"
+        )));
+    }
     Ok(ChunkSizes {
         chunk_size: chunk_size as usize,
         chunk_overlap: chunk_overlap as usize,
-        min_chunk_size: None,
+        min_chunk_size: min_chunk_size.map(|m| m as usize),
     })
 }
 
@@ -93,10 +105,53 @@ fn chunk_list<'py>(
     PyList::new(py, items)
 }
 
-/// Chunks of one text and the content type it was split as (None when it
-/// needed no splitting).
+/// What a chunk's size is counted in.
+#[derive(Clone, Copy)]
+enum Unit {
+    Chars,
+    Tokens(Encoding),
+}
+
+fn unit_arg(unit: &str, encoding: &str) -> PyResult<Unit> {
+    match unit {
+        "chars" => Ok(Unit::Chars),
+        "tokens" => Encoding::from_name(encoding)
+            .map(Unit::Tokens)
+            .ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "unknown encoding {encoding:?}; choose one of o200k_base, cl100k_base"
+                ))
+            }),
+        other => Err(PyValueError::new_err(format!(
+            "unit must be 'chars' or 'tokens', got {other:?}"
+        ))),
+    }
+}
+
+/// Chunks one text in the given unit.
+fn chunk_in_unit(
+    text: &PyText,
+    content_type: Option<ContentType>,
+    path: Option<&str>,
+    sizes: ChunkSizes,
+    unit: Unit,
+) -> Result<Chunks> {
+    let input = text.as_str();
+    match unit {
+        Unit::Chars => chunking::chunk_text(input, content_type, path, sizes, &CharLength),
+        Unit::Tokens(encoding) => {
+            let length = TokenLength::new(encoding.tokenizer(), text.surrogates());
+            chunking::chunk_text(input, content_type, path, sizes, &length)
+        }
+    }
+}
+
+/// Chunks of one text, the content type it was split as (None when it needed
+/// no splitting), and its length in the unit.
 #[pyfunction]
-#[pyo3(signature = (text, content_type=None, file_path=None, chunk_size=1500, chunk_overlap=225))]
+#[pyo3(signature = (text, content_type=None, file_path=None, chunk_size=1500, chunk_overlap=225,
+                    unit="chars", encoding="o200k_base", min_chunk_size=None))]
+#[allow(clippy::too_many_arguments)]
 fn chunk_text<'py>(
     py: Python<'py>,
     text: PyText,
@@ -104,22 +159,29 @@ fn chunk_text<'py>(
     file_path: Option<PyText>,
     chunk_size: i64,
     chunk_overlap: i64,
-) -> PyResult<(Bound<'py, PyList>, Option<&'static str>)> {
+    unit: &str,
+    encoding: &str,
+    min_chunk_size: Option<i64>,
+) -> PyResult<(Bound<'py, PyList>, Option<&'static str>, usize)> {
     let content_type = content_type_arg(content_type)?;
-    let sizes = sizes_arg(chunk_size, chunk_overlap)?;
+    let sizes = sizes_arg(chunk_size, chunk_overlap, min_chunk_size)?;
+    let unit = unit_arg(unit, encoding)?;
     let path = file_path.as_ref().map(PyText::as_str);
-    let chunks =
-        py.detach(|| chunking::chunk_text(text.as_str(), content_type, path, sizes, &CharLength))?;
+    let chunks = py.detach(|| chunk_in_unit(&text, content_type, path, sizes, unit))?;
+    let list = chunk_list(py, &text, &chunks)?;
     Ok((
-        chunk_list(py, &text, &chunks)?,
+        list,
         chunks.content_type.map(ContentType::as_str),
+        chunks.input_length,
     ))
 }
 
 /// `chunk_text` over many texts on all cores; the first error (in input
 /// order) is raised.
 #[pyfunction]
-#[pyo3(signature = (texts, content_types=None, file_paths=None, chunk_size=1500, chunk_overlap=225))]
+#[pyo3(signature = (texts, content_types=None, file_paths=None, chunk_size=1500, chunk_overlap=225,
+                    unit="chars", encoding="o200k_base", min_chunk_size=None))]
+#[allow(clippy::too_many_arguments)]
 fn chunk_texts<'py>(
     py: Python<'py>,
     texts: Vec<PyText>,
@@ -127,6 +189,9 @@ fn chunk_texts<'py>(
     file_paths: Option<Vec<Option<PyText>>>,
     chunk_size: i64,
     chunk_overlap: i64,
+    unit: &str,
+    encoding: &str,
+    min_chunk_size: Option<i64>,
 ) -> PyResult<Bound<'py, PyList>> {
     let n = texts.len();
     let types = match content_types {
@@ -150,7 +215,8 @@ fn chunk_texts<'py>(
             paths.len()
         )));
     }
-    let sizes = sizes_arg(chunk_size, chunk_overlap)?;
+    let sizes = sizes_arg(chunk_size, chunk_overlap, min_chunk_size)?;
+    let unit = unit_arg(unit, encoding)?;
     let path_of = |i: usize| {
         file_paths
             .as_ref()
@@ -160,9 +226,7 @@ fn chunk_texts<'py>(
     let results: Vec<Result<Chunks>> = py.detach(|| {
         (0..n)
             .into_par_iter()
-            .map(|i| {
-                chunking::chunk_text(texts[i].as_str(), types[i], path_of(i), sizes, &CharLength)
-            })
+            .map(|i| chunk_in_unit(&texts[i], types[i], path_of(i), sizes, unit))
             .collect()
     });
     let lists = results
@@ -227,7 +291,7 @@ impl PyRecursiveSplitter {
         keep_separator: Option<&Bound<'_, PyAny>>,
         strip_whitespace: bool,
     ) -> PyResult<Self> {
-        let sizes = sizes_arg(chunk_size, chunk_overlap)?;
+        let sizes = sizes_arg(chunk_size, chunk_overlap, None)?;
         let keep = keep_separator.map_or(Ok(KeepSeparator::Start), keep_separator_arg)?;
         let inner = RecursiveSplitter::new(
             sizes.chunk_size,

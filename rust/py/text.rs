@@ -48,6 +48,11 @@ impl PyText {
         }
     }
 
+    /// Where this text's lone surrogates were mapped, if it had any.
+    pub fn surrogates(&self) -> Option<SurrogateMap> {
+        self.surrogates
+    }
+
     fn is_ascii(&self) -> bool {
         matches!(self.backing, Backing::Borrowed(_))
     }

@@ -35,6 +35,7 @@ pub mod vocab;
 
 use std::sync::OnceLock;
 
+use crate::text::SurrogateMap;
 use vocab::{Rank, Vocab};
 
 /// A tiktoken encoding.
@@ -228,12 +229,32 @@ impl Tokenizer {
 }
 
 /// Token count as a chunk length function.
-pub struct TokenLength(pub &'static Tokenizer);
+///
+/// Text that came from a Python `str` with lone surrogates holds private-use
+/// placeholders for them (see [`crate::text`]); with the map, each piece is
+/// counted as tiktoken counts the Python substring (pairs joined, lone
+/// surrogates as U+FFFD).
+pub struct TokenLength {
+    tokenizer: &'static Tokenizer,
+    surrogates: Option<SurrogateMap>,
+}
+
+impl TokenLength {
+    pub fn new(tokenizer: &'static Tokenizer, surrogates: Option<SurrogateMap>) -> Self {
+        Self {
+            tokenizer,
+            surrogates,
+        }
+    }
+}
 
 impl crate::chunking::recursive::LengthFunction for TokenLength {
     #[inline]
     fn length(&self, text: &str) -> usize {
-        self.0.count(text)
+        match self.surrogates {
+            Some(map) if map.touches(text) => self.tokenizer.count(&map.utf16_repaired(text)),
+            _ => self.tokenizer.count(text),
+        }
     }
 }
 

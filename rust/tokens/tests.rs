@@ -2,8 +2,6 @@
 //! patterns run by fancy-regex (as tiktoken runs them), and the token ids
 //! against tiktoken-rs's `CoreBPE` (tiktoken's own encoder, vendored).
 
-use std::time::{Duration, Instant};
-
 use proptest::prelude::*;
 
 use super::*;
@@ -78,10 +76,10 @@ fn names() {
 #[test]
 fn token_length_is_a_length_function() {
     use crate::chunking::recursive::LengthFunction;
-    let length = TokenLength(Encoding::O200kBase.tokenizer());
+    let length = TokenLength::new(Encoding::O200kBase.tokenizer(), None);
     assert_eq!(length.length("hello world"), 2);
     assert_eq!(length.length(""), 0);
-    let cl = TokenLength(Encoding::Cl100kBase.tokenizer());
+    let cl = TokenLength::new(Encoding::Cl100kBase.tokenizer(), None);
     assert_eq!(cl.length("hello world"), 2);
 }
 
@@ -319,20 +317,12 @@ fn corpus_matches_tiktoken() {
     eprintln!("compared {files} corpus files");
 }
 
-fn timed(label: &str, limit: Duration, f: impl FnOnce() -> usize) -> usize {
-    let t = Instant::now();
-    let n = f();
-    let dt = t.elapsed();
-    eprintln!("{label}: {n} tokens in {dt:?}");
-    assert!(dt < limit, "{label} took {dt:?}");
-    n
-}
-
+/// Megabyte-sized worst cases complete (a quadratic merge would take hours;
+/// the benchmark reports the times).
 #[test]
-fn worst_cases_are_not_quadratic() {
+fn worst_cases_complete() {
     // Debug builds are ~20x slower than release: 10 MB there, 2 MB here.
     let mb = if cfg!(debug_assertions) { 2 } else { 10 };
-    let limit = Duration::from_secs(if cfg!(debug_assertions) { 60 } else { 10 });
     let size = mb << 20;
     let cases: Vec<(&str, String)> = vec![
         ("a", "a".repeat(size)),
@@ -344,76 +334,10 @@ fn worst_cases_are_not_quadratic() {
     ];
     for (name, text) in &cases {
         for enc in Encoding::ALL {
-            let n = timed(&format!("{} {name} {mb} MB", enc.name()), limit, || {
-                enc.tokenizer().count(text)
-            });
-            assert!(n > 0);
+            assert!(enc.tokenizer().count(text) > 0, "{} {name}", enc.name());
         }
     }
     // Exactness of the heap merge on a long piece against the oracle.
     let text = "ab".repeat(5000) + &"中".repeat(2000);
     check(&text);
-}
-
-/// CPU time of this thread (Linux; wall time elsewhere): the machine is shared.
-fn cpu_time() -> Duration {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse().ok())
-        .map(Duration::from_nanos)
-        .unwrap_or_else(|| {
-            static START: OnceLock<Instant> = OnceLock::new();
-            START.get_or_init(Instant::now).elapsed()
-        })
-}
-
-/// Throughput on the corpus (`cargo test --release --lib tokens::tests::throughput
-/// -- --ignored --nocapture`).
-#[test]
-#[ignore]
-fn throughput() {
-    let mut texts = Vec::new();
-    for dir in corpus_dirs() {
-        let mut files: Vec<String> = Vec::new();
-        let mut entries: Vec<_> = std::fs::read_dir(&dir)
-            .expect("readable corpus")
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        entries.sort();
-        for path in entries {
-            files.push(String::from_utf8_lossy(&std::fs::read(path).expect("file")).into_owned());
-        }
-        texts.push((
-            dir.file_name().map(|n| n.to_string_lossy().into_owned()),
-            files,
-        ));
-    }
-    for enc in Encoding::ALL {
-        let tok = enc.tokenizer();
-        for (name, files) in &texts {
-            let size: usize = files.iter().map(String::len).sum();
-            let mut best = Duration::MAX;
-            let mut pieces_best = Duration::MAX;
-            let mut n = 0;
-            for _ in 0..11 {
-                let t = cpu_time();
-                n = files.iter().map(|f| tok.count(f)).sum::<usize>();
-                best = best.min(cpu_time() - t);
-                let t = cpu_time();
-                let mut p = 0usize;
-                for f in files {
-                    tok.for_each_piece(f, |_| p += 1);
-                }
-                std::hint::black_box(p);
-                pieces_best = pieces_best.min(cpu_time() - t);
-            }
-            let mbs = |d: Duration| size as f64 / 1e6 / d.as_secs_f64();
-            eprintln!(
-                "{} {name:?}: {n} tokens, count {:.1} MB/s, pre-tokenize only {:.1} MB/s",
-                enc.name(),
-                mbs(best),
-                mbs(pieces_best)
-            );
-        }
-    }
 }

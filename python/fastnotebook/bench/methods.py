@@ -49,7 +49,7 @@ class Method:
         return None
 
 
-def _fastnotebook(unit: str) -> Callable[[], Callable[[Document], list[str]]]:
+def _fastnotebook(unit: chunking.Unit) -> Callable[[], Callable[[Document], list[str]]]:
     def make() -> Callable[[Document], list[str]]:
         def run(doc: Document) -> list[str]:
             return chunking.chunk_text(doc.text, _CONTENT_TYPES[doc.kind], unit=unit)
