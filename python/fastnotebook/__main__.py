@@ -91,6 +91,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from fastnotebook.api import serve
+
+    serve(host=args.host, port=args.port)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fastnotebook", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="show debug logging")
@@ -114,6 +121,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--max-documents", type=int, default=0, help="at most N per content type")
     bench.add_argument("--no-memory", action="store_true", help="skip peak-memory measurement")
     bench.set_defaults(run=cmd_bench)
+
+    serve = sub.add_parser("serve", help="serve the context API over HTTP (FastAPI)")
+    serve.add_argument("--host", default="127.0.0.1", help="address (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
+    serve.set_defaults(run=cmd_serve)
     return parser
 
 
