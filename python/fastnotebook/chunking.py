@@ -335,8 +335,12 @@ def chunk_text(
     )
     if split_as is not None:
         logger.debug("Chunking text with content type: {}", split_as)
-        measure = "characters" if chosen_unit == "chars" else "tokens"
-        logger.debug("Created {} chunks from {} {}", len(chunks), length, measure)
+        if chosen_unit == "chars":
+            logger.debug("Created {} chunks from {} characters", len(chunks), length)
+        else:
+            # The exact count of a long text is not computed (it would cost a
+            # pass of its own): the text is known to exceed the chunk size.
+            logger.debug("Created {} chunks from over {} tokens", len(chunks), sizes["chunk_size"])
     return chunks
 
 

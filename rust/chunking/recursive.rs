@@ -25,6 +25,13 @@ use crate::unicode;
 /// How long a piece of text is, for chunk sizing.
 pub trait LengthFunction: Sync {
     fn length(&self, text: &str) -> usize;
+
+    /// The length when it is at most `limit`; otherwise any value above
+    /// `limit`. Splitting mostly asks "is this over the size?", which a
+    /// costly length (tokens) can answer without measuring everything.
+    fn length_up_to(&self, text: &str, _limit: usize) -> usize {
+        self.length(text)
+    }
 }
 
 /// Python's `len`: code points.
@@ -162,7 +169,7 @@ impl RecursiveSplitter {
         };
         let mut merger = Merger::new(self, text, base, merge_separator, length);
         for range in pieces(text, separator, self.keep_separator) {
-            let len = length.length(&text[range.clone()]);
+            let len = length.length_up_to(&text[range.clone()], self.chunk_size);
             if len < self.chunk_size {
                 merger.push(range, len, out);
                 continue;
