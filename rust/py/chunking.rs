@@ -154,7 +154,7 @@ fn chunk_in_unit(
 #[allow(clippy::too_many_arguments)]
 fn chunk_text<'py>(
     py: Python<'py>,
-    text: PyText,
+    mut text: PyText,
     content_type: Option<&str>,
     file_path: Option<PyText>,
     chunk_size: i64,
@@ -168,6 +168,10 @@ fn chunk_text<'py>(
     let unit = unit_arg(unit, encoding)?;
     let path = file_path.as_ref().map(PyText::as_str);
     let chunks = py.detach(|| chunk_in_unit(&text, content_type, path, sizes, unit))?;
+    if chunks.chunks.iter().all(|c| c.source == Source::Rebuilt) {
+        // Peak memory: the input's copy is not needed to make the strings.
+        text.release_copy();
+    }
     let list = chunk_list(py, &text, &chunks)?;
     Ok((
         list,
