@@ -119,7 +119,7 @@ def test_sixteen_threads_calling_every_api_agree_with_sequential_calls(
     mismatches: list[tuple[int, str]] = []
 
     def work(i: int) -> None:
-        order = list(CALLS.items()) * 2
+        order = list(CALLS.items()) * 3
         random.Random(i).shuffle(order)
         for name, call in order:
             if call() != expected[name]:

@@ -13,8 +13,10 @@ What holds, by content type (docs/ROBUSTNESS.md says the same):
 - HTML: chunks are substrings of the sections (extracted text), in order,
   covering them; the sections hold every character of the body's text,
   none of its markup or attribute values;
-- sizes: no chunk exceeds the size in its unit (code points, or tokens by
-  ``token_count``) unless it is one character (tokens);
+- sizes: no chunk exceeds the size in code points; in tokens, none exceeds
+  it as langchain measures a chunk (the sum of its pieces' counts, before
+  the strip), which the stripped chunk counted whole may exceed by a token
+  or so (the original does the same), and one character may;
 - ``min_chunk_size`` (token unit) drops chunks below it when one reaches it:
   the one option that loses text, by design.
 """
@@ -97,13 +99,42 @@ def test_aligner_can_fail() -> None:
     assert not aligns("ab", ["a"])
 
 
-def check_sizes(chunks: list[str], size: int, unit: str, encoding: str = "o200k_base") -> None:
+def check_sizes(
+    chunks: list[str], size: int, unit: str, source: str, encoding: str = "o200k_base"
+) -> None:
     for c in chunks:
         assert c and c == c.strip(), c
         if unit == "chars":
             assert len(c) <= size, (len(c), size)
         else:
-            assert token_count(c, encoding) <= size or len(c) == 1, (c, size)
+            n = token_count(c, encoding)
+            assert n <= size or len(c) == 1 or fits_as_pieces(c, size, source, encoding), (c, size)
+
+
+def fits_as_pieces(chunk: str, size: int, source: str, encoding: str = "o200k_base") -> bool:
+    """Whether, at one of its places in ``source``, the chunk cuts into pieces
+    (of at most 64 characters, free to take in the whitespace around it) whose
+    token counts add up to at most ``size``: the measure of langchain's merge,
+    which sums the counts of a chunk's pieces before the chunk is stripped.
+    Stripped and counted whole, a chunk may exceed it: "programs" is two
+    tokens where " programs" is one (the original does the same; see
+    tests/regressions/chunk_tokens)."""
+    at = source.find(chunk)
+    while at != -1:
+        start, end = at, at + len(chunk)
+        while start > 0 and source[start - 1].isspace():
+            start -= 1
+        while end < len(source) and source[end].isspace():
+            end += 1
+        text, lead, tail = source[start:end], at - start, end - (at + len(chunk))
+        best = [0 if j <= lead else size + 1 for j in range(len(text) + 1)]
+        for j in range(1, len(text) + 1):
+            for i in range(max(0, j - 64), j):
+                best[j] = min(best[j], best[i] + token_count(text[i:j], encoding))
+        if min(best[len(text) - tail :]) <= size:
+            return True
+        at = source.find(chunk, at + 1)
+    return False
 
 
 def sections(splitter: MarkdownHeaderSplitter | HtmlHeaderSplitter, text: str) -> list[str]:
@@ -121,7 +152,7 @@ def test_plain_chunks_are_ordered_substrings_covering_the_text(
         assert chunks == ([text] if text.strip() else [])
         return
     assert split_as == "plain"
-    check_sizes(chunks, size[0], unit)
+    check_sizes(chunks, size[0], unit, text)
     assert all(c in text for c in chunks)
     assert aligns(text, chunks)
 
@@ -136,7 +167,7 @@ def test_markdown_chunks_cover_the_sections_which_keep_the_text(
     chunks, _, length = _core.chunk_text(text, "markdown", None, *size, unit=unit)
     if length <= size[0]:
         return
-    check_sizes(chunks, size[0], unit)
+    check_sizes(chunks, size[0], unit, "\x00".join(parts))
     # Sections are joined with NUL, which never survives the splitter.
     assert aligns("\x00".join(parts), chunks, gap="\x00")
 
@@ -146,7 +177,11 @@ def markdown_documents(draw: st.DrawFn) -> tuple[str, str]:
     """Markdown of header and body lines (no fences); also the body alone."""
     lines, body = [], []
     for _ in range(draw(st.integers(0, 12))):
-        words = draw(st.lists(st.sampled_from(["x", "y z", "é", "\x07", "`a`", "\u200b"]), 1, 4))
+        words = draw(
+            st.lists(
+                st.sampled_from(["x", "y z", "é", "\x07", "`a`", "\u200b"]), min_size=1, max_size=4
+            )
+        )
         line = " ".join(words)
         if draw(st.booleans()):
             lines.append(draw(st.sampled_from(["#", "##", "###"])) + " " + line)
@@ -211,7 +246,7 @@ def test_html_sections_hold_the_body_text_and_no_markup(
     if length <= size[0]:
         assert chunks == ([html] if html.strip() else [])
         return
-    check_sizes(chunks, size[0], "chars")
+    check_sizes(chunks, size[0], "chars", html)
     aggregated = sections(HtmlHeaderSplitter(HTML_HEADERS), html)
     assert aligns("\x00".join(aggregated), chunks, gap="\x00")
 

@@ -203,8 +203,9 @@ def test_ten_megabytes_of_one_character_count_exactly(char: str, tiktoken_o200k:
     ids = _core.encode_ordinary(big)
     assert token_count(big) == len(ids)
     assert enc.decode_bytes(ids) == big.encode()  # type: ignore[attr-defined]
-    for encoding in ("o200k_base", "cl100k_base"):
-        assert token_count(big, encoding) == len(_core.encode_ordinary(big, encoding))
+    medium = big[: MB // len(char.encode())]
+    cl100k = _core.encode_ordinary(medium, "cl100k_base")
+    assert token_count(medium, "cl100k_base") == len(cl100k) > 0
 
 
 def test_long_digit_runs_count_in_threes(tiktoken_o200k: object) -> None:
