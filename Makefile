@@ -50,8 +50,14 @@ format: setup ## Format Rust and Python sources
 demo: build ## Chunk the repository's own docs and print a summary
 	$(PY) -m fastnotebook demo
 
-bench: build ## Benchmarks against the references, same run
+BENCH_OUT ?= bench-results
+
+bench: build ## Benchmarks against the references, same run (results in bench-results/)
+	$(PY) -m fastnotebook bench --out $(BENCH_OUT)
 	$(PY) benches/bench_chunking.py
+	$(PY) benches/bench_tokens.py
+	$(PY) benches/bench_text_utils.py
+	$(PY) benches/bench_context.py
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := detect recursive markdown html chunk_chars chunk_tokens tokens pooling cleaning transcode
