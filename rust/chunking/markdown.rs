@@ -512,7 +512,9 @@ mod tests {
 
     #[test]
     fn newline_positions_cross_block_boundaries() {
-        let text: String = (0..200).map(|i| if i % 7 == 3 { '\n' } else { 'x' }).collect();
+        let text: String = (0..200)
+            .map(|i| if i % 7 == 3 { '\n' } else { 'x' })
+            .collect();
         let expected: Vec<usize> = text.match_indices('\n').map(|(i, _)| i).collect();
         assert_eq!(newlines(text.as_bytes()).collect::<Vec<_>>(), expected);
         assert_eq!(lines_of("a\n\nb\n").collect::<Vec<_>>(), ["a", "", "b", ""]);
