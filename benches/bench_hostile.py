@@ -128,7 +128,7 @@ def run_timings(sizes: list[int], repeats: int, only: str | None) -> list[dict[s
         for size in sizes:
             text = build(size * MB)
             times.append(
-                best_of(lambda text=text, call=call: call(text), repeats if size < 100 else 1)
+                best_of(lambda text=text, call=call: call(text), repeats if size < 100 else 2)
             )
             del text
         growth = times[-1] / times[-2] if len(times) > 1 and times[-2] > 0 else float("nan")
@@ -141,7 +141,9 @@ def run_timings(sizes: list[int], repeats: int, only: str | None) -> list[dict[s
 CHILD = r"""
 import json, resource, sys
 from pathlib import Path
+from loguru import logger
 from fastnotebook.chunking import chunk_text
+logger.remove()
 largest = total = chunks = 0
 for path in sorted(Path(sys.argv[1]).iterdir()):
     text = path.read_text(encoding="utf-8")
@@ -205,6 +207,9 @@ def main() -> None:
     parser.add_argument("--corpus-mb", type=int, default=1000)
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
+    from loguru import logger
+
+    logger.remove()  # chunk_text's debug lines would drown the table
     if args.memory:
         result: object = run_memory(args.corpus_mb)
     else:
