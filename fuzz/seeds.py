@@ -92,7 +92,9 @@ def main() -> None:
         head = bytes([dim, kind]) + bytes(rng.randrange(256) for _ in range(8))
         fmt = "<d" if kind == 1 else "<f"
         values = [rng.choice([0.0, 1.0, -2.5, 1e-30, 1e30, rng.gauss(0, 1)]) for _ in range(40)]
-        (pooling / f"seed-{i:04d}").write_bytes(head + b"".join(struct.pack(fmt, v) for v in values))
+        (pooling / f"seed-{i:04d}").write_bytes(
+            head + b"".join(struct.pack(fmt, v) for v in values)
+        )
     transcode = HERE / "corpus" / "transcode"
     transcode.mkdir(parents=True, exist_ok=True)
     for i, doc in enumerate(docs[:40]):

@@ -178,7 +178,7 @@ LONG_CALLS: dict[str, Callable[[], object]] = {
     "chunk_text plain": lambda: chunk_text(LONG_TEXT, ContentType.PLAIN),
     "chunk_text markdown": lambda: chunk_text(LONG_MD, ContentType.MARKDOWN),
     "chunk_text html": lambda: chunk_text(LONG_HTML, ContentType.HTML),
-    "chunk_text tokens": lambda: chunk_text(LONG_TEXT, ContentType.PLAIN, unit="tokens"),
+    "chunk_text tokens": lambda: chunk_text(LONG_PART, ContentType.PLAIN, unit="tokens"),
     "chunk_texts": lambda: chunk_texts([LONG_PART] * 4),
     "token_count": lambda: token_count(LONG_TEXT),
     "token_counts": lambda: token_counts([LONG_PART] * 4),
@@ -195,7 +195,10 @@ LONG_CALLS: dict[str, Callable[[], object]] = {
 
 @pytest.mark.parametrize("name", list(LONG_CALLS))
 def test_long_calls_let_other_threads_run(name: str, no_voluntary_switch: None) -> None:
-    assert progress_during(LONG_CALLS[name]) > 0
+    # A call that keeps the GIL never lets the counter run; one that releases
+    # it does, unless the scheduler left the counter off the CPU the whole
+    # time (a busy machine): a few tries rule that out.
+    assert any(progress_during(LONG_CALLS[name]) > 0 for _ in range(5))
 
 
 def test_the_progress_measure_sees_a_call_that_keeps_the_gil(no_voluntary_switch: None) -> None:
