@@ -7,7 +7,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 RUST_SOURCES := $(shell find rust -name '*.rs') Cargo.toml Cargo.lock pyproject.toml
 
-.PHONY: help setup build test test-rust test-python lint format demo bench clean
+.PHONY: help setup build test test-rust test-python lint format demo bench fuzz clean
 
 help: ## Show the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -58,6 +58,28 @@ bench: build ## Benchmarks against the references, same run (results in bench-re
 	$(PY) benches/bench_tokens.py
 	$(PY) benches/bench_text_utils.py
 	$(PY) benches/bench_context.py
+
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := detect recursive markdown html chunk_chars chunk_tokens tokens pooling cleaning transcode
+# libFuzzer needs unstable compiler flags: the stable toolchain accepts them
+# with RUSTC_BOOTSTRAP=1 (no nightly needed). Overflow checks are on (-a).
+# Inputs up to 4 KB (1 KB for tokens, whose oracles are quadratic).
+FUZZ_ENV := RUSTC_BOOTSTRAP=1
+
+fuzz: ## Run every fuzz target for FUZZ_SECONDS (default 60) each; stop at a finding
+	command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz
+	$(PYTHON) fuzz/seeds.py
+	cd fuzz && $(FUZZ_ENV) cargo fuzz build -a
+	mkdir -p fuzz/logs
+	set -o pipefail; for t in $(FUZZ_TARGETS); do \
+	  echo "== $$t ($(FUZZ_SECONDS)s)"; \
+	  len=4096; [ $$t = tokens ] && len=1024; \
+	  (cd fuzz && $(FUZZ_ENV) cargo fuzz run -a $$t -- -max_total_time=$(FUZZ_SECONDS) \
+	    -max_len=$$len -timeout=20 -rss_limit_mb=4096 -print_final_stats=1) \
+	    > fuzz/logs/$$t.log 2>&1 || { tail -40 fuzz/logs/$$t.log; exit 1; }; \
+	  grep -E "stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)" fuzz/logs/$$t.log; \
+	done
+	@echo "every target ran $(FUZZ_SECONDS)s without a finding (logs: fuzz/logs)"
 
 clean: ## Remove build products and the virtualenv
 	cargo clean

@@ -12,6 +12,9 @@ pub mod unicode;
 
 mod py;
 
+#[cfg(test)]
+mod proptests;
+
 use pyo3::prelude::*;
 
 #[pymodule(gil_used = false)]

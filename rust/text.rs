@@ -158,7 +158,8 @@ fn with_surrogates<U: Unit>(units: &[U]) -> Result<(String, Option<SurrogateMap>
     for cp in units
         .iter()
         .map(|u| u.code_point())
-        .filter(|&cp| cp >= WINDOW_PLANES[0])
+        // Past U+10FFFF is no character (refused below), and no window.
+        .filter(|&cp| (WINDOW_PLANES[0]..=0x10FFFF).contains(&cp))
     {
         let plane = u32::from(cp >= WINDOW_PLANES[1]);
         let window = (cp - WINDOW_PLANES[plane as usize]) / SURROGATE_COUNT;

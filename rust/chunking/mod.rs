@@ -181,9 +181,13 @@ fn strip_chunks(out: &mut Chunks, input: &str) {
         };
         let slice = &source[chunk.range.clone()];
         let kept = unicode::strip(slice);
+        if kept.is_empty() {
+            // `strip` returns a literal "", which lies outside `slice`.
+            return false;
+        }
         let start = chunk.range.start + (kept.as_ptr() as usize - slice.as_ptr() as usize);
         chunk.range = start..start + kept.len();
-        !kept.is_empty()
+        true
     });
 }
 

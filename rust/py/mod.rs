@@ -49,6 +49,35 @@ fn _char_class_bits(py: Python<'_>, start: u32, end: u32) -> Bound<'_, PyBytes> 
     PyBytes::new(py, &bits)
 }
 
+/// Test-only: panics inside Rust, so that the tests can check that a panic
+/// surfaces as a Python exception (`pyo3_runtime.PanicException`) and leaves
+/// the library working. `site`: "gil" (GIL held), "detached" (GIL released),
+/// "worker" (on a rayon worker, GIL released).
+#[pyfunction]
+#[pyo3(signature = (site = "detached"))]
+fn _panic_for_tests(py: Python<'_>, site: &str) -> PyResult<()> {
+    fn forced(site: &str) -> usize {
+        panic!("forced panic for tests ({site})")
+    }
+    let ran = match site {
+        "gil" => forced(site),
+        "detached" => py.detach(|| forced("detached")),
+        "worker" => py.detach(|| {
+            use rayon::prelude::*;
+            (0..64usize)
+                .into_par_iter()
+                .map(|i| if i == 63 { forced("worker") } else { i })
+                .sum()
+        }),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "site must be 'gil', 'detached' or 'worker', got {other:?}"
+            )));
+        }
+    };
+    Err(PyValueError::new_err(format!("no panic ({ran})")))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("UNICODE_VERSION", unicode::UNICODE_VERSION)?;
@@ -58,6 +87,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         py.get_type::<UnsupportedTextError>(),
     )?;
     m.add_function(wrap_pyfunction!(_char_class_bits, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     chunking::register(m)?;
     cleaning::register(m)?;
     pooling::register(m)?;
