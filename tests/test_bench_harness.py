@@ -63,6 +63,19 @@ def test_memory_is_measured_in_a_fresh_process(tmp_path: Path) -> None:
     assert all(r.peak_memory_mb is not None and r.peak_memory_mb >= 0 for r in results)
 
 
+def test_memory_probe_sees_the_chunks_of_a_large_document(tmp_path: Path) -> None:
+    folder = tmp_path / "big"
+    folder.mkdir()
+    (folder / "small.txt").write_text("warm up " * 400, encoding="utf-8")
+    (folder / "large.txt").write_text("word " * 4_000_000, encoding="utf-8")  # 20 MB
+    docs = corpus.load(folder)
+    method = next(m for m in chunking_methods() if m.family == "fastnotebook" and m.unit == "chars")
+    results = runner.bench_chunking(docs, 1, [method])
+    runner.measure_memory(results, docs, tmp_path)
+    # The chunks of 20 MB (with their overlap) are over 20 MB of str objects.
+    assert results[0].peak_memory_mb is not None and results[0].peak_memory_mb > 15
+
+
 def test_command_line_names_missing_report_libraries(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
