@@ -9,7 +9,7 @@ pipeline without a model.
 """
 
 from fastnotebook.pipeline import fake_model
-from fastnotebook.pipeline.embed import EmbedOptions, EmbedReport, KindCounts, embed
+from fastnotebook.pipeline.stages import EmbedOptions, EmbedReport, KindCounts, embed
 from fastnotebook.pipeline.ingest import IngestReport, ingest
 from fastnotebook.pipeline.state import KINDS, LABELS
 

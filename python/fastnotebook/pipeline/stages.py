@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
+import re
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -132,6 +134,11 @@ class _Work:
     failed: bool = False
 
 
+_CONNECTION_OPTION = re.compile(
+    r"key|token|secret|password|url|host|timeout|retr|organization|project|batch|concurren"
+)
+
+
 async def model_settings() -> Settings:
     """The settings that the configured model and chunking give a record's
     vectors; ``ValueError`` when no model is configured."""
@@ -142,7 +149,15 @@ async def model_settings() -> Settings:
             "No embedding model configured. Please configure one in the Models section."
         )
     name = getattr(model, "model_name", None) or config.model_name or model.get_model_name()
-    return Settings(f"{config.provider}/{name}", chunking_fingerprint(get_chunking_config()))
+    # Provider options that change vectors (dimensions, max_tokens) are part of
+    # the model's identity; credentials and connection options are not.
+    options = {
+        k: v for k, v in sorted(config.config.items()) if not _CONNECTION_OPTION.search(k.lower())
+    }
+    model_id = f"{config.provider}/{name}"
+    if options:
+        model_id += " " + json.dumps(options, sort_keys=True, default=str)
+    return Settings(model_id, chunking_fingerprint(get_chunking_config()))
 
 
 def _groups(items: Sequence[Item], max_bytes: int, max_items: int) -> Iterator[list[Item]]:
