@@ -34,8 +34,7 @@ from fastnotebook.database import (
     vector_dimension,
 )
 from fastnotebook.domain import Note, Source, vector_search
-from fastnotebook.pipeline import EmbedOptions, embed, fake_model, ingest
-from fastnotebook.pipeline import stages
+from fastnotebook.pipeline import EmbedOptions, embed, fake_model, ingest, stages
 from fastnotebook.pipeline.documents import discover, read_document, split_front_matter
 from fastnotebook.pipeline.progress import Progress, StageClock, table
 from fastnotebook.pipeline.state import chunking_fingerprint

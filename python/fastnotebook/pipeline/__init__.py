@@ -9,8 +9,8 @@ pipeline without a model.
 """
 
 from fastnotebook.pipeline import fake_model
-from fastnotebook.pipeline.stages import EmbedOptions, EmbedReport, KindCounts, embed
 from fastnotebook.pipeline.ingest import IngestReport, ingest
+from fastnotebook.pipeline.stages import EmbedOptions, EmbedReport, KindCounts, embed
 from fastnotebook.pipeline.state import KINDS, LABELS
 
 __all__ = [
