@@ -196,6 +196,7 @@ async def _write(
                 changed.append({"id": before.id, **_record(doc), "metadata": doc.metadata})
     if not new and not changed:
         return
+    faults.checkpoint("writing")
     with report.clock.measure("write"):
         await db.query_all(_WRITE, {"new": new, "changed": changed})
     faults.checkpoint("ingested")
