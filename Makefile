@@ -47,11 +47,12 @@ format: setup ## Format Rust and Python sources
 	$(VENV)/bin/ruff format python tests benches scripts
 	$(VENV)/bin/ruff check --fix python tests benches scripts
 
-demo: build ## Chunk the repository's own docs and print a summary
+demo: build ## Ingest, embed and search the bundled samples (database in target/demo)
 	$(PY) -m fastnotebook demo
 
-bench: build ## Benchmarks against the references, same run
+bench: build ## Benchmarks against the references, same run; then the bulk pipeline
 	$(PY) benches/bench_chunking.py
+	$(PY) benches/bench_pipeline.py
 
 clean: ## Remove build products and the virtualenv
 	cargo clean

@@ -31,10 +31,8 @@ HTML = (
     "logging",
     "configparser",
     "http.client",
-    "smtplib",
     "email.message",
     "threading",
-    "socketserver",
 )
 TEXT = (
     "zipfile",
@@ -50,7 +48,6 @@ TEXT = (
     "pickle",
     "sqlite3",
     "urllib.parse",
-    "ftplib",
 )
 GUIDES = (
     "secrets",
