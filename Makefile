@@ -50,9 +50,15 @@ format: setup ## Format Rust and Python sources
 demo: build ## Ingest, embed and search the bundled samples (database in target/demo)
 	$(PY) -m fastnotebook demo
 
-bench: build ## Benchmarks against the references, same run; then the bulk pipeline
+BENCH_OUT ?= bench-results
+
+bench: build ## Benchmarks against the references, same run (results in bench-results/)
+	$(PY) -m fastnotebook bench --out $(BENCH_OUT)
 	$(PY) benches/bench_chunking.py
-	$(PY) benches/bench_pipeline.py
+	$(PY) benches/bench_tokens.py
+	$(PY) benches/bench_text_utils.py
+	$(PY) benches/bench_context.py
+	$(PY) benches/bench_pipeline.py --out $(BENCH_OUT)
 
 clean: ## Remove build products and the virtualenv
 	cargo clean

@@ -1,135 +1,84 @@
-"""Chunking throughput: fastnotebook against the original pipeline, same run.
+"""Chunking at scale: ``chunk_texts`` on all cores against the single-threaded
+``chunk_text`` loop, and peak memory when chunking one large document (in a
+fresh process, per content type). The per-content-type comparison with the
+original is ``fastnotebook bench``.
 
-For each content type, both run over the same documents, interleaved and
-repeated; the table gives the median MB/s (with min-max), the ratio of
-medians, and whether every document's chunks were identical. Then
-``chunk_texts`` on all cores against the single-threaded loop, and peak
-memory when chunking one large document (in a fresh process).
-
-    python benches/bench_chunking.py [--corpus DIR] [--repeats N]
+    python benches/bench_chunking.py [--corpus DIR] [--repeats N] [--megabytes N]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from loguru import logger
 
 from fastnotebook import chunking
-from fastnotebook.bench import reference
+from fastnotebook.bench import corpus
+from fastnotebook.bench.runner import time_rounds
 
-HERE = Path(__file__).resolve().parent
-
-DEFAULT_CORPUS = Path(
-    os.environ.get("FASTNOTEBOOK_CORPUS", HERE.parent.parent / "shared" / "corpus")
-)
-KINDS = {"html": "html", "md": "markdown", "txt": "plain"}
-
-
-def load(corpus: Path) -> dict[str, list[tuple[str, str]]]:
-    docs: dict[str, list[tuple[str, str]]] = {}
-    for folder, kind in KINDS.items():
-        files = sorted((corpus / folder).glob("*")) if (corpus / folder).is_dir() else []
-        docs[kind] = [(str(p), p.read_text(encoding="utf-8")) for p in files]
-    if not any(docs.values()):
-        # No corpus: the repository's own documents.
-        root = HERE.parent
-        files = [
-            p for p in root.rglob("*.md") if ".venv" not in p.parts and "target" not in p.parts
-        ]
-        docs["markdown"] = [(str(p), p.read_text(encoding="utf-8")) for p in files]
-    return {k: v for k, v in docs.items() if v}
-
-
-def timed(fn: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
-
-
-def spread(values: list[float]) -> str:
-    return f"{statistics.median(values):8.1f} ({min(values):.1f}-{max(values):.1f})"
-
-
-def bench_kind(kind: str, docs: list[tuple[str, str]], repeats: int) -> None:
-    size = sum(len(text.encode()) for _, text in docs)
-    identical = sum(
-        chunking.chunk_text(text, file_path=path) == reference.chunk_text(text, None, path)
-        for path, text in docs
-    )
-
-    def ours() -> None:
-        for path, text in docs:
-            chunking.chunk_text(text, file_path=path)
-
-    def original() -> None:
-        for path, text in docs:
-            reference.chunk_text(text, None, path)
-
-    ours_mbs, ref_mbs = [], []
-    for _ in range(repeats):
-        ours_mbs.append(size / timed(ours) / 1e6)
-        ref_mbs.append(size / timed(original) / 1e6)
-    ratio = statistics.median(ours_mbs) / statistics.median(ref_mbs)
-    print(
-        f"{kind:<9} {len(docs):>5} {size / 1e6:7.2f} {spread(ours_mbs):>24} {spread(ref_mbs):>22}"
-        f" {ratio:8.1f}x {identical:>5}/{len(docs)}"
-    )
-
-
-def bench_parallel(all_docs: list[tuple[str, str]], repeats: int) -> None:
-    texts = [t for _, t in all_docs]
-    paths = [p for p, _ in all_docs]
-    size = sum(len(t.encode()) for t in texts)
-    single, multi = [], []
-    for _ in range(repeats):
-        single.append(
-            size
-            / timed(
-                lambda: [chunking.chunk_text(t, None, p) for t, p in zip(texts, paths, strict=True)]
-            )
-            / 1e6
-        )
-        multi.append(size / timed(lambda: chunking.chunk_texts(texts, None, paths)) / 1e6)
-    print(
-        f"\nchunk_texts on {os.cpu_count()} cores: {spread(multi)} MB/s vs chunk_text loop "
-        f"{spread(single)} MB/s: {statistics.median(multi) / statistics.median(single):.2f}x"
-    )
-
-
+# Linux: writing 5 to clear_refs resets the peak (VmHWM) to the current
+# resident size, so the peak measured is the chunking's alone.
 MEMORY_PROBE = """
-import resource, sys
+import sys
 from fastnotebook import chunking
-text = open(sys.argv[1], encoding="utf-8").read() * int(sys.argv[2])
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+def status(field):
+    for line in open("/proc/self/status"):
+        if line.startswith(field):
+            return int(line.split()[1]) * 1024
+text = open(sys.argv[1], encoding="utf-8").read()
+text = text * max(1, int(sys.argv[2]) // max(1, len(text.encode())))
+chunking.chunk_text("warm up " * 400, chunking.ContentType(sys.argv[3]))
+open("/proc/self/clear_refs", "w").write("5")
+base = status("VmRSS:")
 chunks = chunking.chunk_text(text, chunking.ContentType(sys.argv[3]))
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(len(text.encode()), (peak - base) * 1024)
+print(len(text.encode()), status("VmHWM:") - base)
 """
 
 
-def bench_memory(docs: dict[str, list[tuple[str, str]]]) -> None:
-    print("\npeak memory above the loaded input, chunking one large document (fresh process):")
-    for kind, items in docs.items():
-        path, text = max(items, key=lambda d: len(d[1]))
-        copies = max(1, 50_000_000 // max(1, len(text.encode())))
+def bench_parallel(docs: corpus.Corpus, repeats: int) -> None:
+    texts = [d.text for d in docs.documents]
+    paths = [d.path for d in docs.documents]
+    size = sum(d.size for d in docs.documents)
+    timings = time_rounds(
+        {
+            "loop": lambda: [
+                chunking.chunk_text(t, None, p) for t, p in zip(texts, paths, strict=True)
+            ],
+            "batch": lambda: chunking.chunk_texts(texts, None, paths),
+        },
+        size,
+        len(texts),
+        repeats,
+    )
+    loop, batch = timings["loop"], timings["batch"]
+    print(
+        f"chunk_texts on {os.cpu_count()} cores: {batch.median:.0f} MB/s ({batch.spread()}) "
+        f"against the chunk_text loop {loop.median:.0f} MB/s ({loop.spread()}): "
+        f"{batch.median / loop.median:.2f}x"
+    )
+
+
+def bench_memory(docs: corpus.Corpus, megabytes: int) -> None:
+    print(f"peak memory above the loaded input, one ~{megabytes} MB document (fresh process):")
+    for kind in corpus.KINDS:
+        items = docs.by_kind(kind)
+        if not items:
+            continue
+        largest = max(items, key=lambda d: d.size)
         out = subprocess.run(
-            [sys.executable, "-c", MEMORY_PROBE, path, str(copies), kind],
+            [sys.executable, "-c", MEMORY_PROBE, largest.path, str(megabytes * 1_000_000), kind],
             capture_output=True,
             text=True,
             check=True,
         ).stdout.split()
         size, extra = int(out[0]), int(out[1])
         print(
-            f"  {kind:<9} input {size / 1e6:6.1f} MB, "
-            f"extra peak {extra / 1e6:6.1f} MB = {extra / size:.2f}x input"
+            f"  {kind:<9} input {size / 1e6:6.1f} MB, extra peak {extra / 1e6:6.1f} MB "
+            f"= {extra / size:.2f}x the input"
         )
 
 
@@ -137,26 +86,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--corpus", type=Path)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument(
-        "--kinds", nargs="*", default=list(KINDS.values()), choices=list(KINDS.values())
-    )
+    parser.add_argument("--megabytes", type=int, default=50)
     args = parser.parse_args()
-    logger.remove()  # the original logs at debug level; time the work, not the logging
-    docs = {k: v for k, v in load(args.corpus).items() if k in args.kinds}
-    print(
-        f"corpus: {args.corpus if args.corpus.is_dir() else 'repository documents'}; "
-        f"Python {sys.version.split()[0]}"
-    )
-    print(
-        f"{'type':<9} {'docs':>5} {'MB':>7} {'fastnotebook MB/s':>24} {'original MB/s':>22} "
-        f"{'ratio':>9} {'same':>11}"
-    )
-    for kind, items in docs.items():
-        bench_kind(kind, items, args.repeats)
-    bench_parallel([d for items in docs.values() for d in items], args.repeats)
-    bench_memory(docs)
+    logger.remove()
+    docs = corpus.load(args.corpus) if args.corpus else corpus.default()
+    print(f"corpus: {docs.name}; Python {sys.version.split()[0]}")
+    bench_parallel(docs, args.repeats)
+    bench_memory(docs, args.megabytes)
 
 
 if __name__ == "__main__":

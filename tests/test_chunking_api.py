@@ -184,3 +184,14 @@ def test_top_level_names_are_all_importable() -> None:
     for name in fastnotebook.__all__:
         assert getattr(fastnotebook, name) is not None, name
     assert sorted(fastnotebook.__all__) == sorted(fastnotebook._EXPORTS)
+
+
+def test_chunk_texts_across_many_batches_keeps_order_and_errors() -> None:
+    texts = [f"document {i} " + "word " * (200 + 37 * (i % 50)) for i in range(2000)]
+    assert sum(map(len, texts)) > 4_000_000  # several batches
+    assert chunk_texts(texts) == [chunk_text(t) for t in texts]
+    bad = "<![bogus[ x ]]>" + "<p>text</p>" * 300
+    with pytest.raises(_core.MarkupRejectedError):
+        chunk_text(bad, ContentType.HTML)
+    with pytest.raises(_core.MarkupRejectedError):
+        chunk_texts([*texts, bad], [None] * len(texts) + [ContentType.HTML])

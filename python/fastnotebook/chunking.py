@@ -206,20 +206,37 @@ def set_chunking_config(config: ChunkingConfig | None = None, **changes: Any) ->
         _config = new
 
 
-def _effective(unit: str | None) -> ChunkingConfig:
-    config = get_chunking_config()
-    if unit is not None and unit != config.unit:
-        config = ChunkingConfig(unit=unit)  # type: ignore[arg-type]
-    return config.resolved()
+_ENV_NAMES = (
+    UNIT_ENV,
+    "OPEN_NOTEBOOK_CHUNK_SIZE",
+    "OPEN_NOTEBOOK_CHUNK_OVERLAP",
+    "OPEN_NOTEBOOK_MIN_CHUNK_SIZE",
+    "FASTNOTEBOOK_ENCODING",
+)
 
 
-def _core_args(config: ChunkingConfig) -> dict[str, Any]:
-    return {
-        "chunk_size": config.chunk_size,
-        "chunk_overlap": config.chunk_overlap,
-        "unit": config.unit,
-        "encoding": config.encoding or "o200k_base",
-        "min_chunk_size": config.min_chunk_size if config.unit == "tokens" else None,
+def _effective(unit: str | None) -> tuple[str, dict[str, Any]]:
+    """The unit and the core's size arguments for a call: resolved once per
+    configuration and environment (resolving costs more than chunking a
+    short text)."""
+    env = tuple(os.environ.get(name) for name in _ENV_NAMES)
+    return _resolve(_config, unit, env)
+
+
+@functools.lru_cache(maxsize=64)
+def _resolve(
+    config: ChunkingConfig | None, unit: str | None, env: tuple[str | None, ...]
+) -> tuple[str, dict[str, Any]]:
+    chosen = config or get_chunking_config()
+    if unit is not None and unit != chosen.unit:
+        chosen = ChunkingConfig(unit=unit)  # type: ignore[arg-type]
+    resolved = chosen.resolved()
+    return resolved.unit, {
+        "chunk_size": resolved.chunk_size,
+        "chunk_overlap": resolved.chunk_overlap,
+        "unit": resolved.unit,
+        "encoding": resolved.encoding or "o200k_base",
+        "min_chunk_size": resolved.min_chunk_size if resolved.unit == "tokens" else None,
     }
 
 
@@ -312,17 +329,18 @@ def chunk_text(
     """
     if not text:
         return []
-    config = _effective(unit)
+    chosen_unit, sizes = _effective(unit)
     chunks, split_as, length = _core.chunk_text(
-        _text_arg(text),
-        _content_type_arg(content_type),
-        _path_str(file_path),
-        **_core_args(config),
+        _text_arg(text), _content_type_arg(content_type), _path_str(file_path), **sizes
     )
     if split_as is not None:
-        logger.debug(f"Chunking text with content type: {split_as}")
-        measure = "characters" if config.unit == "chars" else "tokens"
-        logger.debug(f"Created {len(chunks)} chunks from {length} {measure}")
+        logger.debug("Chunking text with content type: {}", split_as)
+        if chosen_unit == "chars":
+            logger.debug("Created {} chunks from {} characters", len(chunks), length)
+        else:
+            # The exact count of a long text is not computed (it would cost a
+            # pass of its own): the text is known to exceed the chunk size.
+            logger.debug("Created {} chunks from over {} tokens", len(chunks), sizes["chunk_size"])
     return chunks
 
 
@@ -340,4 +358,4 @@ def chunk_texts(
         _text_arg(t, "texts[i]")
     types = None if content_types is None else [_content_type_arg(c) for c in content_types]
     paths = None if file_paths is None else [_path_str(p) for p in file_paths]
-    return _core.chunk_texts(texts, types, paths, **_core_args(_effective(unit)))
+    return _core.chunk_texts(texts, types, paths, **_effective(unit)[1])

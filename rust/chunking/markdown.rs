@@ -225,7 +225,7 @@ impl MarkdownHeaderSplitter {
 /// The lines of a text, as `str.split("\n")`.
 fn lines_of(text: &str) -> impl Iterator<Item = &str> {
     let mut start = 0;
-    memchr::memchr_iter(b'\n', text.as_bytes())
+    newlines(text.as_bytes())
         .map(Some)
         .chain(std::iter::once(None))
         .map(move |nl| {
@@ -234,6 +234,48 @@ fn lines_of(text: &str) -> impl Iterator<Item = &str> {
             start = end + 1;
             line
         })
+}
+
+/// The positions of every `\n`. Markdown lines are short: a bit mask per
+/// 16-byte block (one SSE2 compare) costs a few instructions per line, where
+/// a `memchr` call per line costs tens.
+fn newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    let blocks = bytes.chunks(16);
+    blocks.enumerate().flat_map(|(block, chunk)| {
+        let mut mask = newline_mask(chunk);
+        std::iter::from_fn(move || {
+            (mask != 0).then(|| {
+                let bit = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                block * 16 + bit
+            })
+        })
+    })
+}
+
+/// Bit i set where `chunk[i]` (at most 16 bytes) is `\n`.
+#[cfg(target_arch = "x86_64")]
+fn newline_mask(chunk: &[u8]) -> u32 {
+    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
+    let mut block = [0u8; 16];
+    let full: Option<&[u8; 16]> = chunk.try_into().ok();
+    let bytes = full.unwrap_or_else(|| {
+        block[..chunk.len()].copy_from_slice(chunk);
+        &block
+    });
+    // SAFETY: SSE2 is part of x86_64; the load reads exactly 16 bytes of `bytes`.
+    unsafe {
+        let data = _mm_loadu_si128(bytes.as_ptr().cast());
+        _mm_movemask_epi8(_mm_cmpeq_epi8(data, _mm_set1_epi8(b'\n' as i8))) as u32
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn newline_mask(chunk: &[u8]) -> u32 {
+    chunk
+        .iter()
+        .enumerate()
+        .fold(0, |m, (i, &b)| m | (u32::from(b == b'\n') << i))
 }
 
 /// Python's `"".join(filter(str.isprintable, line))`.
@@ -466,6 +508,14 @@ mod tests {
         let sections = splitter(false).split(md);
         assert_eq!(contents(&sections), ["# A\nxy  \nz"]);
         assert_eq!(sections[0].metadata[0].1, "A");
+    }
+
+    #[test]
+    fn newline_positions_cross_block_boundaries() {
+        let text: String = (0..200).map(|i| if i % 7 == 3 { '\n' } else { 'x' }).collect();
+        let expected: Vec<usize> = text.match_indices('\n').map(|(i, _)| i).collect();
+        assert_eq!(newlines(text.as_bytes()).collect::<Vec<_>>(), expected);
+        assert_eq!(lines_of("a\n\nb\n").collect::<Vec<_>>(), ["a", "", "b", ""]);
     }
 
     #[test]

@@ -69,8 +69,9 @@ pub struct Chunks {
     pub rebuilt: String,
     /// The type the text was split as; `None` when it needed no splitting.
     pub content_type: Option<ContentType>,
-    /// The input's length in the unit of the length function (not measured
-    /// for blank text).
+    /// The input's length in the unit of the length function when it fits in
+    /// one chunk; otherwise some number above the chunk size (measuring all of
+    /// a long text in tokens would cost a pass of its own). 0 for blank text.
     pub input_length: usize,
 }
 
@@ -96,7 +97,7 @@ pub fn chunk_text<L: LengthFunction>(
     if unicode::is_blank(text) {
         return Ok(out);
     }
-    out.input_length = length.length(text);
+    out.input_length = length.length_up_to(text, sizes.chunk_size);
     if out.input_length <= sizes.chunk_size {
         out.chunks.push(Chunk {
             source: Source::Input,
@@ -133,7 +134,7 @@ pub fn chunk_text<L: LengthFunction>(
     };
     for range in sections {
         let section = &out.rebuilt[range.clone()];
-        let pieces = if length.length(section) > sizes.chunk_size {
+        let pieces = if length.length_up_to(section, sizes.chunk_size) > sizes.chunk_size {
             splitter.split(section, length)
         } else {
             vec![Piece::Span(0..section.len())]
@@ -192,7 +193,7 @@ fn drop_small_chunks<L: LengthFunction>(out: &mut Chunks, input: &str, min: usiz
     let keep: Vec<bool> = out
         .chunks
         .iter()
-        .map(|c| length.length(out.text(input, c)) >= min)
+        .map(|c| length.length_up_to(out.text(input, c), min) >= min)
         .collect();
     if keep.iter().any(|&k| k) {
         let mut flags = keep.into_iter();

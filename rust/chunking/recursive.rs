@@ -25,6 +25,13 @@ use crate::unicode;
 /// How long a piece of text is, for chunk sizing.
 pub trait LengthFunction: Sync {
     fn length(&self, text: &str) -> usize;
+
+    /// The length when it is at most `limit`; otherwise any value above
+    /// `limit`. Splitting mostly asks "is this over the size?", which a
+    /// costly length (tokens) can answer without measuring everything.
+    fn length_up_to(&self, text: &str, _limit: usize) -> usize {
+        self.length(text)
+    }
 }
 
 /// Python's `len`: code points.
@@ -162,7 +169,7 @@ impl RecursiveSplitter {
         };
         let mut merger = Merger::new(self, text, base, merge_separator, length);
         for range in pieces(text, separator, self.keep_separator) {
-            let len = length.length(&text[range.clone()]);
+            let len = length.length_up_to(&text[range.clone()], self.chunk_size);
             if len < self.chunk_size {
                 merger.push(range, len, out);
                 continue;
@@ -199,29 +206,70 @@ fn choose_separator<'s>(
 
 /// The non-empty pieces of `text` cut at every (non-overlapping) occurrence of
 /// `separator`, or its characters for the empty separator.
-fn pieces<'a>(
+struct Pieces<'a> {
     text: &'a str,
-    separator: Option<&'a Separator>,
+    cuts: Cuts<'a>,
     keep: KeepSeparator,
-) -> Box<dyn Iterator<Item = Range<usize>> + 'a> {
-    let Some(separator) = separator else {
-        return Box::new(text.char_indices().map(|(i, c)| i..i + c.len_utf8()));
+    separator_len: usize,
+    /// Where the next piece starts; `None` once the last one was given.
+    next: Option<usize>,
+}
+
+/// Where a separator occurs: a one-byte separator ("\n", " ") is found with
+/// `memchr`, whose iterator costs less per match than a substring searcher's.
+enum Cuts<'a> {
+    Chars(std::str::CharIndices<'a>),
+    Byte(memchr::Memchr<'a>),
+    Substring(Box<memmem::FindIter<'a, 'a>>),
+}
+
+fn pieces<'a>(text: &'a str, separator: Option<&'a Separator>, keep: KeepSeparator) -> Pieces<'a> {
+    let cuts = match separator {
+        None => Cuts::Chars(text.char_indices()),
+        Some(sep) => match sep.text.as_bytes() {
+            &[byte] => Cuts::Byte(memchr::memchr_iter(byte, text.as_bytes())),
+            _ => Cuts::Substring(Box::new(sep.finder.find_iter(text.as_bytes()))),
+        },
     };
-    let sep_len = separator.text.len();
-    let matches = separator.finder.find_iter(text.as_bytes());
-    let bounds = matches.map(Some).chain(std::iter::once(None));
-    let mut prev = 0;
-    let cuts = bounds.map(move |m| {
-        let (range, next) = match (m, keep) {
-            (Some(at), KeepSeparator::Start) => (prev..at, at),
-            (Some(at), KeepSeparator::End) => (prev..at + sep_len, at + sep_len),
-            (Some(at), KeepSeparator::Discard) => (prev..at, at + sep_len),
-            (None, _) => (prev..text.len(), text.len()),
-        };
-        prev = next;
-        range
-    });
-    Box::new(cuts.filter(|r| !r.is_empty()))
+    Pieces {
+        text,
+        cuts,
+        keep,
+        separator_len: separator.map_or(0, |s| s.text.len()),
+        next: Some(0),
+    }
+}
+
+impl Iterator for Pieces<'_> {
+    type Item = Range<usize>;
+
+    fn next(&mut self) -> Option<Range<usize>> {
+        loop {
+            let start = self.next?;
+            let found = match &mut self.cuts {
+                Cuts::Chars(chars) => {
+                    let Some((i, c)) = chars.next() else {
+                        self.next = None;
+                        return None;
+                    };
+                    return Some(i..i + c.len_utf8());
+                }
+                Cuts::Byte(matches) => matches.next(),
+                Cuts::Substring(matches) => matches.next(),
+            };
+            let len = self.separator_len;
+            let (range, next) = match (found, self.keep) {
+                (Some(at), KeepSeparator::Start) => (start..at, Some(at)),
+                (Some(at), KeepSeparator::End) => (start..at + len, Some(at + len)),
+                (Some(at), KeepSeparator::Discard) => (start..at, Some(at + len)),
+                (None, _) => (start..self.text.len(), None),
+            };
+            self.next = next;
+            if !range.is_empty() {
+                return Some(range);
+            }
+        }
+    }
 }
 
 /// langchain's `_merge_splits`, fed one piece at a time.

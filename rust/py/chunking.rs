@@ -1,6 +1,8 @@
 //! Bindings for content-type detection, `chunk_text` and the three splitters.
 
 use pyo3::exceptions::PyValueError;
+use std::ops::Range;
+
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use rayon::prelude::*;
@@ -154,7 +156,7 @@ fn chunk_in_unit(
 #[allow(clippy::too_many_arguments)]
 fn chunk_text<'py>(
     py: Python<'py>,
-    text: PyText,
+    mut text: PyText,
     content_type: Option<&str>,
     file_path: Option<PyText>,
     chunk_size: i64,
@@ -168,6 +170,10 @@ fn chunk_text<'py>(
     let unit = unit_arg(unit, encoding)?;
     let path = file_path.as_ref().map(PyText::as_str);
     let chunks = py.detach(|| chunk_in_unit(&text, content_type, path, sizes, unit))?;
+    if chunks.chunks.iter().all(|c| c.source == Source::Rebuilt) {
+        // Peak memory: the input's copy is not needed to make the strings.
+        text.release_copy();
+    }
     let list = chunk_list(py, &text, &chunks)?;
     Ok((
         list,
@@ -223,18 +229,59 @@ fn chunk_texts<'py>(
             .and_then(|p| p[i].as_ref())
             .map(PyText::as_str)
     };
-    let results: Vec<Result<Chunks>> = py.detach(|| {
-        (0..n)
+    // Making Python strings needs the GIL, so it cannot run in parallel; it
+    // overlaps instead: batch k is chunked on the pool while batch k-1 is
+    // turned into lists. Without this, that serial part caps the speed-up.
+    let compute = |batch: Range<usize>| -> Vec<Result<Chunks>> {
+        batch
             .into_par_iter()
             .map(|i| chunk_in_unit(&texts[i], types[i], path_of(i), sizes, unit))
             .collect()
+    };
+    let convert = |batch: Range<usize>, results: Vec<Result<Chunks>>| -> PyResult<Vec<Py<PyList>>> {
+        Python::attach(|py| {
+            results
+                .into_iter()
+                .zip(&texts[batch])
+                .map(|(chunks, text)| Ok(chunk_list(py, text, &chunks?)?.unbind()))
+                .collect()
+        })
+    };
+    let lists: PyResult<Vec<Py<PyList>>> = py.detach(|| {
+        let mut lists = Vec::with_capacity(n);
+        let mut pending: Option<(Range<usize>, Vec<Result<Chunks>>)> = None;
+        for batch in batches(&texts) {
+            let (computed, converted) = rayon::join(
+                || compute(batch.clone()),
+                || pending.take().map(|(done, results)| convert(done, results)),
+            );
+            lists.extend(converted.transpose()?.into_iter().flatten());
+            pending = Some((batch, computed));
+        }
+        if let Some((done, results)) = pending {
+            lists.extend(convert(done, results)?);
+        }
+        Ok(lists)
     });
-    let lists = results
-        .into_iter()
-        .zip(&texts)
-        .map(|(chunks, text)| chunk_list(py, text, &chunks?))
-        .collect::<PyResult<Vec<_>>>()?;
-    PyList::new(py, lists)
+    PyList::new(py, lists?)
+}
+
+/// Consecutive runs of texts of about `BATCH_BYTES` in all.
+fn batches(texts: &[PyText]) -> Vec<Range<usize>> {
+    const BATCH_BYTES: usize = 2 << 20;
+    let mut out = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (i, text) in texts.iter().enumerate() {
+        bytes += text.as_str().len();
+        if bytes >= BATCH_BYTES {
+            out.push(start..i + 1);
+            (start, bytes) = (i + 1, 0);
+        }
+    }
+    if start < texts.len() {
+        out.push(start..texts.len());
+    }
+    out
 }
 
 fn sections_to_py<'py>(

@@ -6,6 +6,7 @@ use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyList, PyTuple};
 use rayon::prelude::*;
@@ -13,26 +14,43 @@ use rayon::prelude::*;
 use crate::error::Result;
 use crate::pooling::{self, Element, Pool};
 
+/// One number of an embedding: a float, or anything with `__float__`.
+fn number(x: &Bound<'_, PyAny>) -> PyResult<f64> {
+    match x.cast::<PyFloat>() {
+        Ok(f) => Ok(f.value()),
+        Err(_) => x.extract::<f64>(),
+    }
+}
+
 /// Reads one embedding (a list, tuple or other sequence of numbers) into `row`.
 fn read_row(item: &Bound<'_, PyAny>, row: &mut Vec<f64>) -> PyResult<()> {
     row.clear();
-    let number = |x: Bound<'_, PyAny>| -> PyResult<f64> {
-        match x.cast::<PyFloat>() {
-            Ok(f) => Ok(f.value()),
-            Err(_) => x.extract::<f64>(),
-        }
-    };
-    if let Ok(list) = item.cast::<PyList>() {
-        for x in list.iter() {
-            row.push(number(x)?);
+    if let Ok(list) = item.cast_exact::<PyList>() {
+        // The common case, a list of floats, read without reference counting
+        // or calls: this is where converting lists costs the original most.
+        let mut i = 0;
+        // SAFETY: we hold the GIL and a reference to the list. The size is
+        // re-read every step, since converting a non-float item may run
+        // Python code that changes the list; that item is converted from a
+        // new reference of its own.
+        unsafe {
+            while i < ffi::PyList_GET_SIZE(list.as_ptr()) {
+                let obj = ffi::PyList_GET_ITEM(list.as_ptr(), i);
+                if ffi::PyFloat_CheckExact(obj) != 0 {
+                    row.push(ffi::PyFloat_AS_DOUBLE(obj));
+                } else {
+                    row.push(number(&Bound::from_borrowed_ptr(item.py(), obj))?);
+                }
+                i += 1;
+            }
         }
     } else if let Ok(tuple) = item.cast::<PyTuple>() {
         for x in tuple.iter() {
-            row.push(number(x)?);
+            row.push(number(&x)?);
         }
     } else {
         for x in item.try_iter()? {
-            row.push(number(x?)?);
+            row.push(number(&x?)?);
         }
     }
     Ok(())

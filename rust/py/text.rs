@@ -48,6 +48,14 @@ impl PyText {
         }
     }
 
+    /// Frees the transcoded copy of the text, when there is one, once only
+    /// rebuilt text is still needed (slicing the input is no longer possible).
+    pub fn release_copy(&mut self) {
+        if let Backing::Owned(text) = &mut self.backing {
+            *text = String::new();
+        }
+    }
+
     /// Where this text's lone surrogates were mapped, if it had any.
     pub fn surrogates(&self) -> Option<SurrogateMap> {
         self.surrogates

@@ -150,6 +150,7 @@ impl Tokenizer {
         &self,
         next: impl Fn(&classes::ClassTable, &[u8], usize) -> usize,
         text: &str,
+        limit: usize,
         mut cache: Option<&mut cache::PieceCache>,
     ) -> usize {
         const BATCH: usize = 16;
@@ -160,7 +161,7 @@ impl Tokenizer {
         let mut hashes = [vocab::KeyHash::default(); BATCH];
         let mut n = 0;
         let mut i = 0;
-        while i < b.len() {
+        while i < b.len() && n <= limit {
             bounds[0] = i;
             let mut k = 0;
             while k < BATCH && i < b.len() {
@@ -198,9 +199,16 @@ impl Tokenizer {
 
     /// `len(tiktoken.get_encoding(name).encode(text, disallowed_special=()))`.
     pub fn count(&self, text: &str) -> usize {
+        self.count_up_to(text, usize::MAX)
+    }
+
+    /// The count when it is at most `limit`; otherwise some number above
+    /// `limit`, found without counting the rest of the text (to decide that a
+    /// text exceeds a chunk size, the first tokens past it are enough).
+    pub fn count_up_to(&self, text: &str, limit: usize) -> usize {
         cache::with(self.encoding, |cache| match self.encoding {
-            Encoding::O200kBase => self.count_pieces(pretokenize::o200k_next, text, cache),
-            Encoding::Cl100kBase => self.count_pieces(pretokenize::cl100k_next, text, cache),
+            Encoding::O200kBase => self.count_pieces(pretokenize::o200k_next, text, limit, cache),
+            Encoding::Cl100kBase => self.count_pieces(pretokenize::cl100k_next, text, limit, cache),
         })
     }
 
@@ -251,9 +259,16 @@ impl TokenLength {
 impl crate::chunking::recursive::LengthFunction for TokenLength {
     #[inline]
     fn length(&self, text: &str) -> usize {
+        self.length_up_to(text, usize::MAX)
+    }
+
+    #[inline]
+    fn length_up_to(&self, text: &str, limit: usize) -> usize {
         match self.surrogates {
-            Some(map) if map.touches(text) => self.tokenizer.count(&map.utf16_repaired(text)),
-            _ => self.tokenizer.count(text),
+            Some(map) if map.touches(text) => {
+                self.tokenizer.count_up_to(&map.utf16_repaired(text), limit)
+            }
+            _ => self.tokenizer.count_up_to(text, limit),
         }
     }
 }

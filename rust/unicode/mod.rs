@@ -11,7 +11,8 @@ pub use tables::{
     DECIMAL as DECIMAL_RANGES, SPACE as SPACE_RANGES, UNICODE_VERSION, WORD as WORD_RANGES,
 };
 
-fn in_table(table: &[(u32, u32)], c: char) -> bool {
+/// Whether `c` falls in one of the sorted, disjoint ranges of `table`.
+pub(crate) fn in_table(table: &[(u32, u32)], c: char) -> bool {
     let cp = c as u32;
     table
         .binary_search_by(|&(lo, hi)| {

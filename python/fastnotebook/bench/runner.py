@@ -366,6 +366,8 @@ def run(
     memory: bool = True,
     pooling_documents: int = 1000,
 ) -> Report:
+    """Every section, then ``bench.json`` in ``out_dir``. The array pooling
+    case is ten times ``pooling_documents`` documents of 8 x 768 floats."""
     out_dir.mkdir(parents=True, exist_ok=True)
     methods = chunking_methods()
     missing = {m.name + f" ({m.unit})": reason for m in methods if (reason := m.missing())}

@@ -43,7 +43,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
             d for kind in corpus.KINDS for d in docs.by_kind(kind)[: args.max_documents]
         ]
     out = Path(args.out)
-    result = runner.run(docs, out, args.repeats, memory=not args.no_memory)
+    result = runner.run(
+        docs,
+        out,
+        args.repeats,
+        memory=not args.no_memory,
+        pooling_documents=args.pooling_documents,
+    )
     report.print_report(result)
     (out / "bench.md").write_text(report.markdown(result), encoding="utf-8")
     plots = report.plot(result, out)
@@ -72,6 +78,12 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     bench.add_argument("--repeats", type=int, default=5, help="timed rounds (default 5)")
     bench.add_argument("--max-documents", type=int, default=0, help="at most N per content type")
     bench.add_argument("--no-memory", action="store_true", help="skip peak-memory measurement")
+    bench.add_argument(
+        "--pooling-documents",
+        type=int,
+        default=1000,
+        help="documents of 8 x 768 floats in the list pooling case (x10 for arrays)",
+    )
     bench.set_defaults(run=cmd_bench)
 
     serve = sub.add_parser("serve", help="serve the context API over HTTP (FastAPI)")

@@ -1231,35 +1231,20 @@ fn numeric_reference(value: u32) -> char {
     char::from_u32(value).unwrap_or('\u{fffd}')
 }
 
-fn in_ranges(table: &[(u32, u32)], c: char) -> bool {
-    let cp = c as u32;
-    table
-        .binary_search_by(|&(lo, hi)| {
-            if hi < cp {
-                std::cmp::Ordering::Less
-            } else if lo > cp {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        })
-        .is_ok()
-}
-
 /// CPython's final-sigma rule for the capital sigma at `chars[i]`: preceded
 /// by a cased character and not followed by one, case-ignorable ones skipped.
 fn final_sigma(chars: &[char], i: usize) -> bool {
     let before = chars[..i]
         .iter()
         .rev()
-        .find(|&&c| !in_ranges(CASE_IGNORABLE, c));
-    if !before.is_some_and(|&c| in_ranges(CASED, c)) {
+        .find(|&&c| !crate::unicode::in_table(CASE_IGNORABLE, c));
+    if !before.is_some_and(|&c| crate::unicode::in_table(CASED, c)) {
         return false;
     }
     let after = chars[i + 1..]
         .iter()
-        .find(|&&c| !in_ranges(CASE_IGNORABLE, c));
-    !after.is_some_and(|&c| in_ranges(CASED, c))
+        .find(|&&c| !crate::unicode::in_table(CASE_IGNORABLE, c));
+    !after.is_some_and(|&c| crate::unicode::in_table(CASED, c))
 }
 
 /// Python 3.11's `str.lower()` (Unicode 14) appended to `out`.

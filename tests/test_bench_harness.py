@@ -1,0 +1,87 @@
+"""`fastnotebook bench` runs every code path on a tiny corpus."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from fastnotebook.__main__ import main
+from fastnotebook.bench import corpus, report, runner
+from fastnotebook.bench.methods import chunking_methods
+
+HTML = (
+    "<html><body><h1>Title</h1>"
+    + "<p>Some words here. " * 200
+    + "</p><h2>B</h2><p>end</p></body></html>"
+)
+MARKDOWN = (
+    "# Title\n\n" + "A line of markdown text with `code` and [a](b).\n" * 80 + "## Two\n\nend\n"
+)
+PLAIN = "Plain words in sentences. " * 300
+
+
+def tiny_corpus(folder: Path) -> Path:
+    folder.mkdir()
+    (folder / "page.html").write_text(HTML)
+    (folder / "notes.md").write_text(MARKDOWN)
+    (folder / "sub").mkdir()
+    (folder / "sub" / "text.txt").write_text(PLAIN)
+    (folder / "ignored.bin").write_bytes(b"\x00\x01")
+    return folder
+
+
+def test_corpus_loading(tmp_path: Path) -> None:
+    docs = corpus.load(tiny_corpus(tmp_path / "c"))
+    assert sorted(d.kind for d in docs.documents) == ["html", "markdown", "plain"]
+
+
+def test_run_covers_every_section(tmp_path: Path) -> None:
+    docs = corpus.load(tiny_corpus(tmp_path / "c"))
+    result = runner.run(docs, tmp_path / "out", repeats=1, memory=False, pooling_documents=2)
+    available = [m for m in chunking_methods() if m.missing() is None]
+    assert len(result.chunking) == 3 * len(available)
+    ours = [r for r in result.chunking if r.method == "fastnotebook"]
+    assert ours and all(r.identical_to_original == 1.0 for r in ours)
+    assert all(r.timing.median > 0 and r.sizes.count > 0 for r in result.chunking)
+    assert {r.encoding for r in result.tokens} == {"o200k_base", "cl100k_base"}
+    assert all(r.identical_to_tiktoken in (None, 1.0) for r in result.tokens)
+    assert len(result.pooling) == 5
+    saved = json.loads((tmp_path / "out" / "bench.json").read_text())
+    assert saved["environment"]["packages"]["fastnotebook"]
+    assert "Chunking" in report.markdown(result)
+    plots = report.plot(result, tmp_path / "out")
+    assert all(p.stat().st_size > 1000 for p in plots)
+
+
+def test_memory_is_measured_in_a_fresh_process(tmp_path: Path) -> None:
+    docs = corpus.load(tiny_corpus(tmp_path / "c"))
+    method = next(m for m in chunking_methods() if m.family == "fastnotebook")
+    results = runner.bench_chunking(docs, 1, [method])
+    runner.measure_memory(results, docs, tmp_path)
+    assert all(r.peak_memory_mb is not None and r.peak_memory_mb >= 0 for r in results)
+
+
+def test_command_line(tmp_path: Path, capsys: object) -> None:
+    folder = tiny_corpus(tmp_path / "c")
+    out = tmp_path / "out"
+    code = main(
+        [
+            "bench",
+            "--corpus",
+            str(folder),
+            "--out",
+            str(out),
+            "--repeats",
+            "1",
+            "--no-memory",
+            "--pooling-documents",
+            "2",
+        ]
+    )
+    assert code == 0
+    assert {p.name for p in out.iterdir()} >= {
+        "bench.json",
+        "bench.md",
+        "throughput.png",
+        "sizes.png",
+    }
