@@ -125,6 +125,12 @@ def test_failures_are_reported_and_set_the_exit_code(tmp_path: Path) -> None:
     assert row(run.stdout, "sources")[:4] == ["4", "3", "0", "1"]
     missing = cli("ingest", str(tmp_path / "nowhere"), data_dir=data)
     assert missing.returncode == 1 and "not found" in missing.stdout
+    other_model = json.dumps({"dimension": 8})
+    mismatch = cli("search", "x", data_dir=data, FASTNOTEBOOK_EMBEDDING_CONFIG=other_model)
+    assert mismatch.returncode == 1
+    assert mismatch.stderr.strip().endswith(
+        "fastnotebook search: the query has dimension 8 but the stored vectors have 16"
+    )
 
 
 KILL_POINTS = [

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from loguru import logger
 
 from fastnotebook.cli import demo, pipeline_commands, tools
+from fastnotebook.exceptions import OpenNotebookError
 
 __all__ = ["build_parser", "main"]
 
@@ -43,5 +44,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         quiet = getattr(args, "quiet", False)
         logger.add(sys.stderr, level="WARNING" if quiet else "INFO")
-    code: int = args.run(args)
+    try:
+        code: int = args.run(args)
+    except (OpenNotebookError, ValueError) as e:
+        # Expected failures (a database in use, a missing model, a model whose
+        # vectors do not fit the stored ones): the message, not a traceback.
+        print(f"fastnotebook {args.command}: {e}", file=sys.stderr)
+        return 1
     return code

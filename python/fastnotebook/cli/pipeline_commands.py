@@ -100,7 +100,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         return EXIT_FAILED if report.failures or report.missing else 0
 
     _use_data_dir(args)
-    return asyncio.run(with_database(work))
+    try:
+        return asyncio.run(with_database(work))
+    except KeyboardInterrupt:
+        # Each batch of sources is one transaction: nothing is half-written.
+        print("\ninterrupted: run `fastnotebook ingest` again to finish", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 def _kinds(args: argparse.Namespace) -> tuple[Kind, ...]:

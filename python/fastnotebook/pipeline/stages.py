@@ -81,9 +81,9 @@ class EmbedOptions:
     batch_size: int = 0  # chunks per model call; 0: EMBEDDING_BATCH_SIZE
     read_bytes: int = 4_000_000  # text per database read
     read_items: int = 256  # records per database read
-    write_rows: int = 512  # rows per write transaction
+    write_rows: int = 128  # rows per write transaction
     queue_batches: int = 2  # read batches waiting between stages
-    finished_items: int = 64  # records waiting to be written
+    finished_items: int = 32  # records waiting to be written
 
 
 @dataclass
@@ -520,8 +520,6 @@ async def embed(
     if errors:
         raise errors[0]
     await run.finalize()
-    report.interrupted = stop.is_set()
+    report.interrupted = stop.is_set() and report.embedded + report.failed < due.items
     report.seconds = time.perf_counter() - started
-    for kind in options.kinds:
-        report.counts[kind].due = len(due.due[kind])
     return report
