@@ -94,13 +94,20 @@ def _read_batch(paths: list[Path]) -> tuple[list[Document], list[tuple[str, str]
 
 
 async def _known_sources(db: Database, paths: Iterable[str]) -> dict[str, _Known]:
+    """The sources of ``paths`` that exist, by path: one query per run.
+
+    Every file source's path and text hash is read and filtered here against
+    a set, linear in both; ``WHERE asset.file_path IN $paths`` would scan the
+    list for every row, quadratic in the number of sources."""
+    wanted = set(paths)
     rows = await db.query(
         "SELECT id, asset.file_path AS path, crypto::sha256(full_text ?? '') AS hash, "
-        "title, metadata, topics FROM source WHERE asset.file_path IN $paths;",
-        {"paths": list(paths)},
+        "title, metadata, topics FROM source WHERE asset.file_path != NONE;"
     )
     known: dict[str, _Known] = {}
     for row in rows or []:
+        if row["path"] not in wanted:
+            continue
         known.setdefault(
             row["path"],
             _Known(
