@@ -90,13 +90,17 @@ def test_ingest_embed_search_and_chunk(tmp_path: Path) -> None:
     assert ingested.returncode == 0, ingested.stderr
     assert row(ingested.stdout, "files")[:4] == ["6", "6", "0", "0"]
     assert "1 files skipped (type not supported)" in ingested.stdout
+    assert "[####################]  ingest 6/6 files" in ingested.stderr
     embedded = cli("embed", data_dir=data)
     assert embedded.returncode == 0, embedded.stderr
+    assert "[####################]  embed 6/6 records" in embedded.stderr
     assert row(embedded.stdout, "sources")[:4] == ["6", "6", "0", "0"]
     assert "model fastnotebook-fake/hash-vectors" in embedded.stdout
     assert "busy time: model" in embedded.stdout
     again = cli("embed", "--quiet", data_dir=data)
     assert (again.returncode, again.stdout) == (0, "")
+    quiet = cli("embed", "--quiet", "--rebuild", "all", data_dir=data)
+    assert (quiet.returncode, quiet.stdout) == (0, "") and "records" not in quiet.stderr
     rebuilt = cli("embed", "--rebuild", "all", "--sources", data_dir=data)
     assert row(rebuilt.stdout, "sources")[:3] == ["6", "6", "0"]
     assert "notes" not in rebuilt.stdout

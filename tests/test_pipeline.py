@@ -8,6 +8,7 @@ model on a handful of short documents)."""
 from __future__ import annotations
 
 import asyncio
+import io
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -134,6 +135,48 @@ def test_summary_table_and_progress_line() -> None:
     assert "model 1.00 s (50.0%)" in clock.breakdown(2.0) and "chunk 0.01" in clock.breakdown(2.0)
 
 
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_redraws_one_line_on_a_terminal_and_logs_lines_elsewhere(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = [100.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: now[0])
+    terminal = Terminal()
+    bar = Progress("embed", "records", 4, 4_000_000, terminal)
+    for _ in range(4):
+        now[0] += 1.0
+        bar.advance(items=1, nbytes=1_000_000, chunks=3)
+    bar.close()
+    drawn = terminal.getvalue()
+    assert drawn.count("\r") == 5 and drawn.endswith("\n") and drawn.count("\n") == 1
+    frames = drawn.rstrip("\n").split("\r")[1:]
+    assert frames[0].startswith("[#####...............]  embed 1/4 records  1.0/4.0 MB")
+    assert "1.00 MB/s" in frames[0] and "ETA 0:03" in frames[0]
+    assert frames[-1].startswith("[####################]  embed 4/4 records  4.0/4.0 MB")
+    assert "12 chunks" in frames[-1] and "ETA" not in frames[-1]
+
+    log = io.StringIO()
+    bar = Progress("ingest", "files", 50, 50, log)
+    for _ in range(50):
+        now[0] += 0.3
+        bar.advance(items=1, nbytes=1)
+    bar.close()
+    lines = log.getvalue().splitlines()
+    assert "\r" not in log.getvalue() and len(lines) == 3  # every 5 s, then the last state
+    assert lines[0].startswith("[######..............]  ingest 17/50 files")
+    assert lines[-1].startswith("[####################]  ingest 50/50 files")
+
+    quiet = Terminal()
+    bar = Progress("embed", "records", 4, 4, quiet, enabled=False)
+    bar.advance(items=4, nbytes=4)
+    bar.close()
+    assert quiet.getvalue() == ""
+
+
 # --- ingest -----------------------------------------------------------------
 
 
@@ -158,6 +201,27 @@ async def test_ingest_creates_then_updates_sources(db: Database, tmp_path: Path)
     assert (changed.created, changed.updated, changed.unchanged) == (0, 2, 4)
     assert len(await Source.get_all()) == 6
     assert await db.query("SELECT VALUE metadata FROM source WHERE title = 'doc0'") == [None]
+
+
+async def test_ingest_looks_up_known_sources_once_per_run(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_corpus(tmp_path / "corpus", documents=9)
+    await repo_create("source", {"title": "elsewhere", "asset": {"file_path": "/x/y.md"}})
+    await ingest([tmp_path / "corpus"], db, batch_files=2)
+    lookups: list[str] = []
+    original_query = db.query
+
+    async def counting_query(sql: str, params: dict[str, Any] | None = None) -> Any:
+        lookups.extend([sql] if "FROM source" in sql else [])
+        return await original_query(sql, params)
+
+    monkeypatch.setattr(db, "query", counting_query)
+    (tmp_path / "corpus" / "doc4.html").write_text("<p>changed</p>")
+    report = await ingest([tmp_path / "corpus"], db, batch_files=2)
+    assert (report.updated, report.unchanged, report.created) == (1, 8, 0)
+    assert len(lookups) == 1, lookups  # not one per batch of files
+    assert len(await Source.get_all()) == 10
 
 
 # --- embed --------------------------------------------------------------------
