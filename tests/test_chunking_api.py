@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import threading
 import time
 
@@ -184,6 +186,48 @@ def test_top_level_names_are_all_importable() -> None:
     for name in fastnotebook.__all__:
         assert getattr(fastnotebook, name) is not None, name
     assert sorted(fastnotebook.__all__) == sorted(fastnotebook._EXPORTS)
+
+
+# What `open_notebook/utils/__init__.py` exports, apart from its encryption and
+# model-dump helpers, which belong to the application rather than text preparation.
+ORIGINAL_UTILS_EXPORTS = [
+    "CHUNK_SIZE",
+    "ContentType",
+    "chunk_text",
+    "detect_content_type",
+    "detect_content_type_from_extension",
+    "detect_content_type_from_heuristics",
+    "generate_embedding",
+    "generate_embeddings",
+    "mean_pool_embeddings",
+    "remove_non_ascii",
+    "remove_non_printable",
+    "parse_thinking_content",
+    "clean_thinking_content",
+    "token_count",
+    "token_cost",
+    "compare_versions",
+    "get_installed_version",
+    "get_version_from_github",
+]
+
+
+def test_top_level_exports_what_the_original_utils_package_does() -> None:
+    assert set(ORIGINAL_UTILS_EXPORTS) <= set(fastnotebook.__all__)
+    from fastnotebook import embedding, token_utils
+
+    assert fastnotebook.token_count is token_utils.token_count
+    assert fastnotebook.mean_pool_embeddings is embedding.mean_pool_embeddings
+
+
+def test_import_stays_free_of_the_model_and_database_stack() -> None:
+    code = (
+        "import sys, fastnotebook; "
+        "heavy = [m for m in ('esperanto', 'surrealdb', 'numpy', 'httpx') if m in sys.modules]; "
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
 
 
 def test_chunk_texts_across_many_batches_keeps_order_and_errors() -> None:

@@ -21,6 +21,11 @@ if TYPE_CHECKING:
         detect_content_type_from_extension,
         detect_content_type_from_heuristics,
     )
+    from fastnotebook.embedding import (
+        generate_embedding,
+        generate_embeddings,
+        mean_pool_embeddings,
+    )
     from fastnotebook.text_utils import (
         clean_thinking_content,
         extract_text_content,
@@ -28,6 +33,7 @@ if TYPE_CHECKING:
         remove_non_ascii,
         remove_non_printable,
     )
+    from fastnotebook.token_utils import token_cost, token_count, token_counts
     from fastnotebook.version_utils import (
         compare_versions,
         get_installed_version,
@@ -44,11 +50,17 @@ _EXPORTS: dict[str, str] = {
     "detect_content_type": "chunking",
     "detect_content_type_from_extension": "chunking",
     "detect_content_type_from_heuristics": "chunking",
+    "generate_embedding": "embedding",
+    "generate_embeddings": "embedding",
+    "mean_pool_embeddings": "embedding",
     "clean_thinking_content": "text_utils",
     "extract_text_content": "text_utils",
     "parse_thinking_content": "text_utils",
     "remove_non_ascii": "text_utils",
     "remove_non_printable": "text_utils",
+    "token_count": "token_utils",
+    "token_cost": "token_utils",
+    "token_counts": "token_utils",
     "compare_versions": "version_utils",
     "get_installed_version": "version_utils",
     "get_version_from_github": "version_utils",
@@ -62,11 +74,17 @@ __all__ = [  # noqa: RUF022 -- grouped as the original's __init__
     "detect_content_type",
     "detect_content_type_from_extension",
     "detect_content_type_from_heuristics",
+    "generate_embedding",
+    "generate_embeddings",
+    "mean_pool_embeddings",
     "remove_non_ascii",
     "remove_non_printable",
     "parse_thinking_content",
     "clean_thinking_content",
     "extract_text_content",
+    "token_count",
+    "token_cost",
+    "token_counts",
     "compare_versions",
     "get_installed_version",
     "get_version_from_github",

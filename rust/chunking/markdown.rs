@@ -29,6 +29,8 @@ pub struct MarkdownHeaderSplitter {
     names: Vec<String>,
     /// First bytes of the markers: most lines are rejected on their first byte.
     marker_starts: Vec<u8>,
+    /// Bytes an ordinary line may start with (see [`Self::is_ordinary`]).
+    ordinary_first: [bool; 256],
     return_each_line: bool,
     strip_headers: bool,
 }
@@ -75,10 +77,15 @@ impl MarkdownHeaderSplitter {
         let mut marker_starts: Vec<u8> = headers.iter().map(|h| h.marker.as_bytes()[0]).collect();
         marker_starts.sort_unstable();
         marker_starts.dedup();
+        let mut ordinary_first = [false; 256];
+        for b in 0x21..0x7f_u8 {
+            ordinary_first[b as usize] = !matches!(b, b'`' | b'~') && !marker_starts.contains(&b);
+        }
         Ok(Self {
             headers,
             names,
             marker_starts,
+            ordinary_first,
             return_each_line,
             strip_headers,
         })
@@ -127,6 +134,20 @@ impl MarkdownHeaderSplitter {
         }
     }
 
+    /// Whether the line goes into the current block unchanged, fence or not:
+    /// printable ASCII, nothing to strip at either end, and a first byte that
+    /// starts no header marker and no fence. Most lines are; they skip the
+    /// general path.
+    fn is_ordinary(&self, line: &str) -> bool {
+        let bytes = line.as_bytes();
+        let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
+            return false;
+        };
+        self.ordinary_first[first as usize]
+            && (0x21..0x7f).contains(&last)
+            && ascii_printable(bytes)
+    }
+
     fn header_at(&self, line: &str) -> Option<&Header> {
         let first = *line.as_bytes().first()?;
         if !self.marker_starts.contains(&first) {
@@ -151,6 +172,11 @@ impl MarkdownHeaderSplitter {
         let mut fence: Option<&'static str> = None;
 
         for raw in lines_of(text) {
+            if self.is_ordinary(raw) {
+                // What every step below would leave as it is: add it.
+                pass.push_line(Cow::Borrowed(raw), block_start);
+                continue;
+            }
             let line = printable(unicode::strip(raw));
             let may_fence = matches!(line.as_bytes().first(), Some(b'`' | b'~'));
             match fence {
@@ -278,15 +304,19 @@ fn newline_mask(chunk: &[u8]) -> u32 {
         .fold(0, |m, (i, &b)| m | (u32::from(b == b'\n') << i))
 }
 
-/// Python's `"".join(filter(str.isprintable, line))`.
-fn printable(line: &str) -> Cow<'_, str> {
+/// Whether every byte is printable ASCII (0x20-0x7E).
+fn ascii_printable(bytes: &[u8]) -> bool {
     // Branch-free per block, so that it vectorises: most lines are plain ASCII.
-    let ascii_printable = line.as_bytes().chunks(32).all(|block| {
+    bytes.chunks(32).all(|block| {
         block
             .iter()
             .fold(true, |ok, &b| ok & (0x20..0x7f).contains(&b))
-    });
-    if ascii_printable {
+    })
+}
+
+/// Python's `"".join(filter(str.isprintable, line))`.
+fn printable(line: &str) -> Cow<'_, str> {
+    if ascii_printable(line.as_bytes()) {
         return Cow::Borrowed(line);
     }
     if line.chars().all(unicode::is_printable) {
@@ -512,7 +542,9 @@ mod tests {
 
     #[test]
     fn newline_positions_cross_block_boundaries() {
-        let text: String = (0..200).map(|i| if i % 7 == 3 { '\n' } else { 'x' }).collect();
+        let text: String = (0..200)
+            .map(|i| if i % 7 == 3 { '\n' } else { 'x' })
+            .collect();
         let expected: Vec<usize> = text.match_indices('\n').map(|(i, _)| i).collect();
         assert_eq!(newlines(text.as_bytes()).collect::<Vec<_>>(), expected);
         assert_eq!(lines_of("a\n\nb\n").collect::<Vec<_>>(), ["a", "", "b", ""]);

@@ -238,15 +238,16 @@ fn chunk_texts<'py>(
             .map(|i| chunk_in_unit(&texts[i], types[i], path_of(i), sizes, unit))
             .collect()
     };
-    let convert = |batch: Range<usize>, results: Vec<Result<Chunks>>| -> PyResult<Vec<Py<PyList>>> {
-        Python::attach(|py| {
-            results
-                .into_iter()
-                .zip(&texts[batch])
-                .map(|(chunks, text)| Ok(chunk_list(py, text, &chunks?)?.unbind()))
-                .collect()
-        })
-    };
+    let convert =
+        |batch: Range<usize>, results: Vec<Result<Chunks>>| -> PyResult<Vec<Py<PyList>>> {
+            Python::attach(|py| {
+                results
+                    .into_iter()
+                    .zip(&texts[batch])
+                    .map(|(chunks, text)| Ok(chunk_list(py, text, &chunks?)?.unbind()))
+                    .collect()
+            })
+        };
     let lists: PyResult<Vec<Py<PyList>>> = py.detach(|| {
         let mut lists = Vec::with_capacity(n);
         let mut pending: Option<(Range<usize>, Vec<Result<Chunks>>)> = None;

@@ -112,7 +112,7 @@ def _chonkie(kind: str) -> Callable[[], Callable[[Document], list[str]]]:
 
 
 def _semchunk() -> Callable[[Document], list[str]]:
-    from semchunk import chunk  # type: ignore[attr-defined]  # not in its __all__
+    from semchunk import chunk  # type: ignore[attr-defined, unused-ignore]  # not in __all__
 
     return lambda doc: cast(list[str], chunk(doc.text, CHARS_SIZE, len, overlap=CHARS_OVERLAP))
 
