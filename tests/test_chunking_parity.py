@@ -89,6 +89,20 @@ def test_files_with_undecodable_bytes_keep_them() -> None:
     assert "".join(ours(text, "plain")).count("\udcff") >= 1
 
 
+def test_chunks_of_wide_text_take_their_own_narrowest_representation() -> None:
+    # A str whose widest character needs 4 bytes is stored 4 bytes per
+    # character; its chunks must each be stored as narrowly as their own
+    # characters allow (CPython compares representations before contents).
+    sections = ["ascii " * 300, "caf\xe9 " * 300, "\u4e2d\u6587 " * 500, "\U0001f600 " * 800]
+    for widest in range(1, len(sections) + 1):
+        text = "\n\n".join(sections[:widest] + sections[: widest - 1])
+        for content_type in ("plain", "markdown"):
+            assert_same_chunks(text, content_type)
+        chunks = ours(text, "plain")
+        assert {c.isascii() for c in chunks} == ({True, False} if widest > 1 else {True})
+        assert all(c == "".join(list(c)) and hash(c) == hash(str(c)) for c in chunks)
+
+
 # Text built from the pieces that stress the splitters: headers, fences,
 # lists, separators of every kind, unicode, control characters, long words.
 _atoms = st.sampled_from(

@@ -4,8 +4,9 @@
 //! transcoded from its PEP 393 code units by [`crate::text::transcode`]
 //! rather than through `PyUnicode_AsUTF8`, which is several times slower and
 //! caches a second copy on the object. Chunks that are slices of the input are
-//! cut from the original object with `PyUnicode_Substring` (a copy in its own
-//! representation, no UTF-8 decoding); surrogates come back for free there.
+//! copied from the original object's code units (no UTF-8 decoding), so that
+//! surrogates come back for free; see [`substring`] for why not
+//! `PyUnicode_Substring`.
 
 use std::ops::Range;
 
@@ -94,25 +95,18 @@ impl PyText {
         ranges: impl Iterator<Item = Range<usize>>,
     ) -> PyResult<Vec<Bound<'py, PyString>>> {
         let text = self.as_str();
+        let object = self.object.bind(py);
+        // SAFETY: the object is immutable and alive while `self` is.
+        let data = unsafe { object.data()? };
         let mut starts = CharOffsets::new(text);
         let mut ends = CharOffsets::new(text);
         ranges
             .map(|range| {
-                let (start, end) = if self.is_ascii() {
-                    (range.start, range.end)
-                } else {
-                    (starts.of(range.start), ends.of(range.end))
-                };
-                // SAFETY: the object is a live `str` and 0 <= start <= end <=
-                // its length (the ranges are ranges of its text).
-                unsafe {
-                    let ptr = ffi::PyUnicode_Substring(
-                        self.object.as_ptr(),
-                        start as ffi::Py_ssize_t,
-                        end as ffi::Py_ssize_t,
-                    );
-                    Ok(Bound::from_owned_ptr_or_err(py, ptr)?.cast_into_unchecked())
+                if self.is_ascii() {
+                    return substring(py, data, range);
                 }
+                let chars = starts.of(range.start)..ends.of(range.end);
+                substring(py, data, chars)
             })
             .collect()
     }
@@ -171,5 +165,92 @@ impl PyText {
             backing,
             surrogates,
         })
+    }
+}
+
+/// `text[range]` for a range of code points of `data`.
+///
+/// `PyUnicode_Substring` finds the narrowest representation of the result
+/// with a scalar scan that costs more than the splitting itself on UCS-2
+/// text; the maximum found here vectorises, and so does the narrowing copy.
+fn substring<'py>(
+    py: Python<'py>,
+    data: PyStringData<'_>,
+    range: Range<usize>,
+) -> PyResult<Bound<'py, PyString>> {
+    match data {
+        PyStringData::Ucs1(units) => new_string(py, units_in(units, range)?),
+        PyStringData::Ucs2(units) => new_string(py, units_in(units, range)?),
+        PyStringData::Ucs4(units) => new_string(py, units_in(units, range)?),
+    }
+}
+
+fn units_in<T>(units: &[T], range: Range<usize>) -> PyResult<&[T]> {
+    units
+        .get(range)
+        .ok_or_else(|| pyo3::exceptions::PySystemError::new_err("chunk outside its text"))
+}
+
+/// A code unit of one of the three PEP 393 representations.
+trait CodeUnit: Copy + Ord + Default + Into<u32> {
+    fn narrow_u8(self) -> u8;
+    fn narrow_u16(self) -> u16;
+}
+
+impl CodeUnit for u8 {
+    fn narrow_u8(self) -> u8 {
+        self
+    }
+    fn narrow_u16(self) -> u16 {
+        self.into()
+    }
+}
+
+impl CodeUnit for u16 {
+    fn narrow_u8(self) -> u8 {
+        self as u8 // only called when every unit is below 256
+    }
+    fn narrow_u16(self) -> u16 {
+        self
+    }
+}
+
+impl CodeUnit for u32 {
+    fn narrow_u8(self) -> u8 {
+        self as u8 // only called when every unit is below 256
+    }
+    fn narrow_u16(self) -> u16 {
+        self as u16 // only called when every unit is below 65536
+    }
+}
+
+/// A new `str` holding `units`, in the representation CPython requires for
+/// its largest code point (a `str` must use the narrowest one).
+fn new_string<'py, T: CodeUnit>(py: Python<'py>, units: &[T]) -> PyResult<Bound<'py, PyString>> {
+    let max: u32 = units.iter().copied().fold(T::default(), T::max).into();
+    let len = units.len() as ffi::Py_ssize_t;
+    // SAFETY: `PyUnicode_New(len, max)` returns a string of `len` code units
+    // of the kind chosen by `max` (1 byte below 256, 2 below 65536, else 4);
+    // we write exactly `len` units of that kind before anyone sees it.
+    unsafe {
+        let object = Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_New(len, max))?;
+        let dst = ffi::PyUnicode_DATA(object.as_ptr());
+        if max < 0x100 {
+            let dst = std::slice::from_raw_parts_mut(dst.cast::<u8>(), units.len());
+            dst.iter_mut()
+                .zip(units)
+                .for_each(|(d, s)| *d = s.narrow_u8());
+        } else if max < 0x1_0000 {
+            let dst = std::slice::from_raw_parts_mut(dst.cast::<u16>(), units.len());
+            dst.iter_mut()
+                .zip(units)
+                .for_each(|(d, s)| *d = s.narrow_u16());
+        } else {
+            let dst = std::slice::from_raw_parts_mut(dst.cast::<u32>(), units.len());
+            dst.iter_mut()
+                .zip(units)
+                .for_each(|(d, s)| *d = (*s).into());
+        }
+        Ok(object.cast_into_unchecked())
     }
 }
