@@ -37,7 +37,7 @@ from fastnotebook.database import (
 from fastnotebook.domain import Note, Source, vector_search
 from fastnotebook.pipeline import EmbedOptions, embed, fake_model, ingest, stages
 from fastnotebook.pipeline.documents import discover, read_document, split_front_matter
-from fastnotebook.pipeline.progress import Progress, StageClock, table
+from fastnotebook.pipeline.progress import Progress, StageClock, format_rate, table
 from fastnotebook.pipeline.state import chunking_fingerprint
 from pipeline_helpers import expected_chunks, paragraph, stored_chunks, write_corpus
 
@@ -129,6 +129,7 @@ def test_summary_table_and_progress_line() -> None:
     line = progress.line()
     assert "5/10 records" in line and "1.0/2.0 MB" in line and "7 chunks" in line
     assert "ETA" in line
+    assert format_rate(4_200, 1.0) == "4.2 kB/s" and format_rate(5e6, 2.0) == "2.50 MB/s"
     clock = StageClock()
     clock.add("model", 1.0)
     clock.add("chunk", 0.01)

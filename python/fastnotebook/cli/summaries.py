@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from fastnotebook.pipeline import EmbedReport, IngestReport
-from fastnotebook.pipeline.progress import table
+from fastnotebook.pipeline.progress import format_rate, table
 from fastnotebook.pipeline.state import LABELS
 
 __all__ = ["embed_summary", "hits_text", "ingest_summary"]
@@ -25,7 +25,6 @@ def _failures(failures: Sequence[tuple[str, str]]) -> list[str]:
 
 
 def ingest_summary(report: IngestReport) -> str:
-    rate = report.bytes / 1e6 / max(report.seconds, 1e-9)
     rows: list[list[object]] = [
         [
             "files",
@@ -43,7 +42,7 @@ def ingest_summary(report: IngestReport) -> str:
         extra.append(f"{report.unsupported:,} files skipped (type not supported)")
     extra += [f"not found: {path}" for path in report.missing]
     lines += extra
-    lines.append(f"{report.seconds:.2f} s, {rate:.1f} MB/s")
+    lines.append(f"{report.seconds:.2f} s, {format_rate(report.bytes, report.seconds)}")
     lines += _failures(report.failures)
     return "\n".join(lines)
 
@@ -65,7 +64,7 @@ def embed_summary(report: EmbedReport) -> str:
     lines = [
         table(["embed", "records", "embedded", "unchanged", "failed", "chunks", "MB"], rows),
         f"model {report.model}, chunks {report.chunking}",
-        f"{report.seconds:.2f} s, {total_bytes / 1e6 / max(report.seconds, 1e-9):.2f} MB/s; "
+        f"{report.seconds:.2f} s, {format_rate(total_bytes, report.seconds)}; "
         + report.clock.breakdown(report.seconds),
     ]
     if report.interrupted:

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TextIO
 
-__all__ = ["OWN_STAGES", "Progress", "StageClock", "format_duration", "table"]
+__all__ = ["OWN_STAGES", "Progress", "StageClock", "format_duration", "format_rate", "table"]
 
 # The stages that are neither the model nor the database: the part this
 # project is responsible for.
@@ -29,6 +29,13 @@ def format_duration(seconds: float) -> str:
     seconds = max(0, int(seconds + 0.5))
     hours, rest = divmod(seconds, 3600)
     return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+def format_rate(nbytes: float, seconds: float) -> str:
+    """Bytes per second as MB/s, or as kB/s below 1 MB/s (a real model on
+    one or two cores embeds a few kB of text per second)."""
+    rate = nbytes / max(seconds, 1e-9)
+    return f"{rate / 1e6:.2f} MB/s" if rate >= 1e6 else f"{rate / 1e3:.1f} kB/s"
 
 
 class StageClock:
@@ -123,7 +130,7 @@ class Progress:
             filled = int(20 * self.items / self.total_items)
             parts.insert(0, "[" + "#" * filled + "." * (20 - filled) + "]")
         parts.append(f"{self.bytes / 1e6:.1f}/{self.total_bytes / 1e6:.1f} MB")
-        parts.append(f"{rate / 1e6:.2f} MB/s")
+        parts.append(format_rate(self.bytes, elapsed))
         if self.chunks:
             parts.append(f"{self.chunks:,} chunks")
         if self.failed:
