@@ -58,7 +58,7 @@ bench: build ## Benchmarks against the references, same run (results in bench-re
 	$(PY) benches/bench_tokens.py
 	$(PY) benches/bench_text_utils.py
 	$(PY) benches/bench_context.py
-	$(PY) benches/bench_pipeline.py --out $(BENCH_OUT)
+	$(PY) benches/bench_pipeline.py --full-text-mb 0.25 --out $(BENCH_OUT)
 
 clean: ## Remove build products and the virtualenv
 	cargo clean
