@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from fastnotebook.__main__ import main
 from fastnotebook.bench import corpus, report, runner
 from fastnotebook.bench.methods import chunking_methods
@@ -59,6 +61,16 @@ def test_memory_is_measured_in_a_fresh_process(tmp_path: Path) -> None:
     results = runner.bench_chunking(docs, 1, [method])
     runner.measure_memory(results, docs, tmp_path)
     assert all(r.peak_memory_mb is not None and r.peak_memory_mb >= 0 for r in results)
+
+
+def test_command_line_names_missing_report_libraries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(report, "missing_output_libraries", lambda: ["matplotlib"])
+    code = main(["bench", "--corpus", str(tiny_corpus(tmp_path / "c")), "--out", str(tmp_path)])
+    assert code == 2
+    assert "needs matplotlib: pip install 'fastnotebook[bench]'" in capsys.readouterr().err
+    assert not (tmp_path / "bench.json").exists()
 
 
 def test_command_line(tmp_path: Path, capsys: object) -> None:

@@ -10,6 +10,7 @@ use std::borrow::Cow;
 
 use memchr::memmem;
 
+use super::lines::{Line, lines};
 use super::{Metadata, Section};
 use crate::error::{Error, Result};
 use crate::unicode;
@@ -138,14 +139,12 @@ impl MarkdownHeaderSplitter {
     /// printable ASCII, nothing to strip at either end, and a first byte that
     /// starts no header marker and no fence. Most lines are; they skip the
     /// general path.
-    fn is_ordinary(&self, line: &str) -> bool {
-        let bytes = line.as_bytes();
+    fn is_ordinary(&self, text: &str, line: &Line) -> bool {
+        let bytes = &text.as_bytes()[line.range.clone()];
         let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
             return false;
         };
-        self.ordinary_first[first as usize]
-            && (0x21..0x7f).contains(&last)
-            && ascii_printable(bytes)
+        line.printable_ascii && self.ordinary_first[first as usize] && last != b' '
     }
 
     fn header_at(&self, line: &str) -> Option<&Header> {
@@ -171,12 +170,19 @@ impl MarkdownHeaderSplitter {
         let mut stack: Vec<(usize, usize)> = Vec::new(); // (level, name)
         let mut fence: Option<&'static str> = None;
 
-        for raw in lines_of(text) {
-            if self.is_ordinary(raw) {
-                // What every step below would leave as it is: add it.
-                pass.push_line(Cow::Borrowed(raw), block_start);
+        // Consecutive ordinary lines are one slice of the text: added at once.
+        let mut ordinary: Option<std::ops::Range<usize>> = None;
+        for line in lines(text) {
+            if self.is_ordinary(text, &line) {
+                // What every step below would leave as it is.
+                ordinary =
+                    Some(ordinary.map_or(line.range.clone(), |run| run.start..line.range.end));
                 continue;
             }
+            if let Some(run) = ordinary.take() {
+                pass.push_line(Cow::Borrowed(&text[run]), block_start);
+            }
+            let raw = &text[line.range];
             let line = printable(unicode::strip(raw));
             let may_fence = matches!(line.as_bytes().first(), Some(b'`' | b'~'));
             match fence {
@@ -215,6 +221,9 @@ impl MarkdownHeaderSplitter {
                 pass.close_block(&mut block_start);
             }
         }
+        if let Some(run) = ordinary {
+            pass.push_line(Cow::Borrowed(&text[run]), block_start);
+        }
         pass.close_block(&mut block_start);
         pass
     }
@@ -246,62 +255,6 @@ impl MarkdownHeaderSplitter {
         }
         out
     }
-}
-
-/// The lines of a text, as `str.split("\n")`.
-fn lines_of(text: &str) -> impl Iterator<Item = &str> {
-    let mut start = 0;
-    newlines(text.as_bytes())
-        .map(Some)
-        .chain(std::iter::once(None))
-        .map(move |nl| {
-            let end = nl.unwrap_or(text.len());
-            let line = &text[start..end];
-            start = end + 1;
-            line
-        })
-}
-
-/// The positions of every `\n`. Markdown lines are short: a bit mask per
-/// 16-byte block (one SSE2 compare) costs a few instructions per line, where
-/// a `memchr` call per line costs tens.
-fn newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    let blocks = bytes.chunks(16);
-    blocks.enumerate().flat_map(|(block, chunk)| {
-        let mut mask = newline_mask(chunk);
-        std::iter::from_fn(move || {
-            (mask != 0).then(|| {
-                let bit = mask.trailing_zeros() as usize;
-                mask &= mask - 1;
-                block * 16 + bit
-            })
-        })
-    })
-}
-
-/// Bit i set where `chunk[i]` (at most 16 bytes) is `\n`.
-#[cfg(target_arch = "x86_64")]
-fn newline_mask(chunk: &[u8]) -> u32 {
-    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
-    let mut block = [0u8; 16];
-    let full: Option<&[u8; 16]> = chunk.try_into().ok();
-    let bytes = full.unwrap_or_else(|| {
-        block[..chunk.len()].copy_from_slice(chunk);
-        &block
-    });
-    // SAFETY: SSE2 is part of x86_64; the load reads exactly 16 bytes of `bytes`.
-    unsafe {
-        let data = _mm_loadu_si128(bytes.as_ptr().cast());
-        _mm_movemask_epi8(_mm_cmpeq_epi8(data, _mm_set1_epi8(b'\n' as i8))) as u32
-    }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn newline_mask(chunk: &[u8]) -> u32 {
-    chunk
-        .iter()
-        .enumerate()
-        .fold(0, |m, (i, &b)| m | (u32::from(b == b'\n') << i))
 }
 
 /// Whether every byte is printable ASCII (0x20-0x7E).
@@ -538,16 +491,6 @@ mod tests {
         let sections = splitter(false).split(md);
         assert_eq!(contents(&sections), ["# A\nxy  \nz"]);
         assert_eq!(sections[0].metadata[0].1, "A");
-    }
-
-    #[test]
-    fn newline_positions_cross_block_boundaries() {
-        let text: String = (0..200)
-            .map(|i| if i % 7 == 3 { '\n' } else { 'x' })
-            .collect();
-        let expected: Vec<usize> = text.match_indices('\n').map(|(i, _)| i).collect();
-        assert_eq!(newlines(text.as_bytes()).collect::<Vec<_>>(), expected);
-        assert_eq!(lines_of("a\n\nb\n").collect::<Vec<_>>(), ["a", "", "b", ""]);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 pub mod detect;
 pub mod html;
+mod lines;
 pub mod markdown;
 pub mod recursive;
 pub mod signals;

@@ -3,6 +3,7 @@ summary for the README, PNG plots (matplotlib)."""
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -107,6 +108,14 @@ def sections(report: Report) -> list[tuple[str, list[str], list[list[str]]]]:
         ("Token counting", TOKEN_HEADER, token_rows(report.tokens)),
         ("Mean pooling", POOLING_HEADER, pooling_rows(report.pooling)),
     ]
+
+
+OUTPUT_LIBRARIES = ("rich", "matplotlib")
+
+
+def missing_output_libraries() -> list[str]:
+    """The report's libraries (the ``bench`` extra) that are not installed."""
+    return [name for name in OUTPUT_LIBRARIES if importlib.util.find_spec(name) is None]
 
 
 def print_report(report: Report) -> None:

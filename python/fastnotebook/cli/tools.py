@@ -37,6 +37,12 @@ def cmd_chunk(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from fastnotebook.bench import corpus, report, runner
 
+    if missing := report.missing_output_libraries():
+        print(
+            f"fastnotebook bench needs {' and '.join(missing)}: pip install 'fastnotebook[bench]'",
+            file=sys.stderr,
+        )
+        return 2
     docs = corpus.load(Path(args.corpus)) if args.corpus else corpus.default()
     if args.max_documents:
         docs.documents = [

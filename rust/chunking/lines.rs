@@ -1,0 +1,210 @@
+//! The lines of a text, as Python's `str.split("\n")`, each with whether it is
+//! printable ASCII (0x20-0x7E) throughout.
+//!
+//! One pass classifies 64 bytes at a time into two bit masks (newlines, and
+//! bytes outside printable ASCII); a line then costs a few bit operations
+//! instead of a loop over its bytes. Markdown lines are short, so the
+//! per-line cost is what matters.
+
+use std::ops::Range;
+
+/// A line: its byte range in the text (the `\n` excluded) and whether every
+/// byte in it is printable ASCII.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Line {
+    pub range: Range<usize>,
+    pub printable_ascii: bool,
+}
+
+pub struct Lines<'t> {
+    bytes: &'t [u8],
+    /// Start of the 64-byte window the masks describe.
+    base: usize,
+    /// Newlines of the window not yet reported.
+    newlines: u64,
+    /// Bytes of the window that are neither printable ASCII nor `\n`.
+    others: u64,
+    /// Where the current line starts.
+    start: usize,
+    /// Whether the current line met a non-printable byte in earlier windows.
+    carried: bool,
+    done: bool,
+}
+
+pub fn lines(text: &str) -> Lines<'_> {
+    let bytes = text.as_bytes();
+    let (newlines, others) = classify(bytes);
+    Lines {
+        bytes,
+        base: 0,
+        newlines,
+        others,
+        start: 0,
+        carried: false,
+        done: false,
+    }
+}
+
+/// Bits `0..n` set (all of them when `n >= 64`).
+fn low_bits(n: usize) -> u64 {
+    if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
+}
+
+impl Lines<'_> {
+    /// Whether a byte other than printable ASCII lies in the current line
+    /// within this window, before bit `end`.
+    fn others_before(&self, end: usize) -> bool {
+        let from = self.start.saturating_sub(self.base);
+        self.others & low_bits(end) & !low_bits(from) != 0
+    }
+}
+
+impl Iterator for Lines<'_> {
+    type Item = Line;
+
+    fn next(&mut self) -> Option<Line> {
+        loop {
+            if self.newlines != 0 {
+                let bit = self.newlines.trailing_zeros() as usize;
+                self.newlines &= self.newlines - 1;
+                let end = self.base + bit;
+                let line = Line {
+                    range: self.start..end,
+                    printable_ascii: !self.carried && !self.others_before(bit),
+                };
+                self.start = end + 1;
+                self.carried = false;
+                return Some(line);
+            }
+            if self.done {
+                return None;
+            }
+            self.carried |= self.others_before(64);
+            self.base += 64;
+            if self.base >= self.bytes.len() {
+                // The text after the last newline is the last line.
+                self.done = true;
+                return Some(Line {
+                    range: self.start..self.bytes.len(),
+                    printable_ascii: !self.carried,
+                });
+            }
+            (self.newlines, self.others) = classify(&self.bytes[self.base..]);
+        }
+    }
+}
+
+/// The masks of the first 64 bytes of `bytes` (fewer at the end of the text:
+/// missing bytes count as printable).
+fn classify(bytes: &[u8]) -> (u64, u64) {
+    let window: Option<&[u8; 64]> = bytes.get(..64).and_then(|w| w.try_into().ok());
+    match window {
+        Some(window) => classify_window(window),
+        None => {
+            let mut padded = [b'a'; 64];
+            padded[..bytes.len()].copy_from_slice(bytes);
+            classify_window(&padded)
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn classify_window(window: &[u8; 64]) -> (u64, u64) {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    let (mut newlines, mut others) = (0u64, 0u64);
+    for (i, block) in window.chunks_exact(16).enumerate() {
+        // SAFETY: SSE2 is part of x86_64; each load reads the 16 bytes of `block`.
+        let (nl, outside) = unsafe {
+            let v = _mm_loadu_si128(block.as_ptr().cast());
+            let nl = _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'\n' as i8)));
+            // Signed compare: bytes from 0x80 are negative, so below 0x20 too.
+            let low_or_high = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+            let delete = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f));
+            (nl, _mm_movemask_epi8(_mm_or_si128(low_or_high, delete)))
+        };
+        newlines |= u64::from(nl as u16) << (16 * i);
+        others |= u64::from((outside & !nl) as u16) << (16 * i);
+    }
+    (newlines, others)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn classify_window(window: &[u8; 64]) -> (u64, u64) {
+    window
+        .iter()
+        .enumerate()
+        .fold((0, 0), |(newlines, others), (i, &b)| {
+            let other = !(0x20..0x7f).contains(&b) && b != b'\n';
+            (
+                newlines | (u64::from(b == b'\n') << i),
+                others | (u64::from(other) << i),
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn naive(text: &str) -> Vec<Line> {
+        let mut start = 0;
+        text.split('\n')
+            .map(|line| {
+                let range = start..start + line.len();
+                start = range.end + 1;
+                Line {
+                    range,
+                    printable_ascii: line.bytes().all(|b| (0x20..0x7f).contains(&b)),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn splits_as_python() {
+        let ranges: Vec<_> = lines("a\n\nb\n").map(|l| l.range).collect();
+        assert_eq!(ranges, [0..1, 2..2, 3..4, 5..5]);
+        let empty: Vec<_> = lines("").collect();
+        assert_eq!(empty.len(), 1);
+        assert_eq!(empty[0].range, 0..0);
+    }
+
+    #[test]
+    fn lines_across_windows() {
+        for text in [
+            "x".repeat(63) + "\n" + &"y".repeat(200),
+            "x".repeat(64) + "\n\t" + &"y".repeat(130) + "\n",
+            "\u{e9}".repeat(100) + "\n" + &"z".repeat(64),
+            format!(
+                "{}\x7f{}\n{}",
+                "a".repeat(70),
+                "b".repeat(70),
+                "c".repeat(64)
+            ),
+            "\n".repeat(130),
+        ] {
+            assert_eq!(lines(&text).collect::<Vec<_>>(), naive(&text), "{text:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn equals_the_naive_split(
+            parts in proptest::collection::vec(
+                prop_oneof![
+                    Just("\n".to_string()),
+                    "[ -~]{0,80}",
+                    "[\\x00-\\x1f\\x7f\\u{80}-\\u{10ffff}]{1,3}",
+                ],
+                0..40,
+            )
+        ) {
+            let text = parts.concat();
+            prop_assert_eq!(lines(&text).collect::<Vec<_>>(), naive(&text));
+        }
+    }
+}
