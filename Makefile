@@ -47,7 +47,7 @@ format: setup ## Format Rust and Python sources
 	$(VENV)/bin/ruff format python tests benches scripts
 	$(VENV)/bin/ruff check --fix python tests benches scripts
 
-demo: build ## Chunk the repository's own docs and print a summary
+demo: build ## Ingest, embed and search the bundled samples (database in target/demo)
 	$(PY) -m fastnotebook demo
 
 BENCH_OUT ?= bench-results
@@ -58,6 +58,7 @@ bench: build ## Benchmarks against the references, same run (results in bench-re
 	$(PY) benches/bench_tokens.py
 	$(PY) benches/bench_text_utils.py
 	$(PY) benches/bench_context.py
+	$(PY) benches/bench_pipeline.py --full-text-mb 0.25 --out $(BENCH_OUT)
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := detect recursive markdown html chunk_chars chunk_tokens tokens pooling cleaning transcode

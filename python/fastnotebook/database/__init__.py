@@ -34,6 +34,7 @@ from fastnotebook.database.repository import (
     repo_upsert,
 )
 from fastnotebook.database.schema import (
+    drop_vector_indexes,
     ensure_search_indexes,
     ensure_vector_indexes,
     migrate,
@@ -49,6 +50,7 @@ __all__ = [
     "RecordID",
     "close_database",
     "default_data_dir",
+    "drop_vector_indexes",
     "ensure_record_id",
     "ensure_search_indexes",
     "ensure_vector_indexes",

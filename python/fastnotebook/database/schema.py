@@ -27,6 +27,7 @@ __all__ = [
     "MIGRATIONS",
     "SEARCH_INDEXED_FIELDS",
     "VECTOR_TABLES",
+    "drop_vector_indexes",
     "ensure_search_indexes",
     "ensure_vector_indexes",
     "migrate",
@@ -100,8 +101,39 @@ DEFINE EVENT IF NOT EXISTS source_removed ON TABLE source WHEN $event = "DELETE"
 }};
 """
 
+
+def _forget_state_on_delete(table: str) -> str:
+    return f"""
+DEFINE EVENT IF NOT EXISTS {table}_embedding_state_removed ON TABLE {table}
+    WHEN $event = "DELETE" THEN {{ DELETE type::thing("embedding_state", [$before.id]); }};
+"""
+
+
+# What the bulk pipeline (fastnotebook.pipeline) needs: a document's front
+# matter, and what each record was last embedded from, so that unchanged
+# records are skipped. A state row's id is `embedding_state:[<record id>]`;
+# it is written in the same transaction as the vectors it describes.
+_EMBEDDING_STATE = f"""
+DEFINE FIELD IF NOT EXISTS metadata ON TABLE source FLEXIBLE TYPE option<object>;
+
+DEFINE TABLE IF NOT EXISTS embedding_state SCHEMAFULL;
+DEFINE FIELD IF NOT EXISTS record ON TABLE embedding_state
+    TYPE record<source | source_insight | note>;
+DEFINE FIELD IF NOT EXISTS kind ON TABLE embedding_state TYPE string;
+DEFINE FIELD IF NOT EXISTS content_hash ON TABLE embedding_state TYPE string;
+DEFINE FIELD IF NOT EXISTS model ON TABLE embedding_state TYPE string;
+DEFINE FIELD IF NOT EXISTS chunking ON TABLE embedding_state TYPE string;
+DEFINE FIELD IF NOT EXISTS epoch ON TABLE embedding_state TYPE int;
+DEFINE FIELD IF NOT EXISTS chunks ON TABLE embedding_state TYPE int;
+DEFINE FIELD IF NOT EXISTS embedded ON TABLE embedding_state TYPE datetime VALUE time::now();
+DEFINE INDEX IF NOT EXISTS embedding_state_by_kind ON TABLE embedding_state FIELDS kind;
+{_forget_state_on_delete("source")}
+{_forget_state_on_delete("source_insight")}
+{_forget_state_on_delete("note")}
+"""
+
 # Migration n (1-based) is MIGRATIONS[n - 1]. Append only.
-MIGRATIONS: tuple[str, ...] = (_CORE,)
+MIGRATIONS: tuple[str, ...] = (_CORE, _EMBEDDING_STATE)
 
 # Tables whose `embedding` field holds model vectors.
 VECTOR_TABLES = ("source_embedding", "source_insight", "note")
@@ -197,3 +229,19 @@ async def ensure_vector_indexes(dimension: int, db: Database | None = None) -> N
         {"dimension": dimension},
     )
     logger.info("Defined {}-dimension vector indexes", dimension)
+
+
+async def drop_vector_indexes(db: Database | None = None) -> None:
+    """Remove the vector indexes (and their recorded dimension), so that
+    vectors of a model with another dimension can be indexed: re-embed every
+    record, then ``ensure_vector_indexes`` with the new dimension. Until then
+    ``vector_search`` scans the vectors of the query's dimension."""
+    db = db or await get_database()
+    removals = "\n".join(
+        f"REMOVE INDEX IF EXISTS {table}_embedding_hnsw ON TABLE {table};"
+        for table in VECTOR_TABLES
+    )
+    await db.query_all(
+        f"BEGIN TRANSACTION;\n{removals}\nDELETE {META}:vectors RETURN NONE;\nCOMMIT TRANSACTION;"
+    )
+    logger.info("Removed the vector indexes")
