@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+import tiktoken
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,6 +25,20 @@ def require_corpus(kind: str) -> list[Path]:
     if not files:
         pytest.skip(f"shared corpus not found at {CORPUS / kind} (set FASTNOTEBOOK_CORPUS)")
     return files
+
+
+def tiktoken_reference(name: str) -> tiktoken.Encoding:
+    """Python tiktoken with the vocabulary the tiktoken-rs crate ships. Without
+    those files (no cargo build yet) the test is skipped, except under CI,
+    where a build always precedes the tests and a missing file is a failure."""
+    from fastnotebook.bench.reference import tiktoken_encoding
+
+    try:
+        return tiktoken_encoding(name)
+    except FileNotFoundError as err:
+        if os.environ.get("CI"):
+            pytest.fail(str(err))
+        pytest.skip(str(err))
 
 
 def repository_texts() -> list[Path]:

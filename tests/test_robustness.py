@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from conftest import tiktoken_reference
 from fastnotebook import _core
-from fastnotebook.bench import reference
 from fastnotebook.chunking import ContentType, chunk_text, detect_content_type_from_heuristics
 from fastnotebook.splitters import HtmlHeaderSplitter, MarkdownHeaderSplitter
 from fastnotebook.text_utils import (
@@ -48,10 +48,7 @@ def in_order(text: str, chunks: list[str]) -> None:
 
 @pytest.fixture(scope="module")
 def tiktoken_o200k() -> Iterator[object]:
-    try:
-        yield reference.tiktoken_encoding("o200k_base")
-    except FileNotFoundError as e:
-        pytest.skip(str(e))
+    yield tiktoken_reference("o200k_base")
 
 
 # ------------------------------------------------ control characters, surrogates

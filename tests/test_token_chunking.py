@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from loguru import logger
 
-from conftest import KINDS, read, repository_texts, require_corpus
+from conftest import KINDS, read, repository_texts, require_corpus, tiktoken_reference
 from fastnotebook import chunking
 from fastnotebook.bench import reference
 from fastnotebook.chunking import ChunkingConfig, ContentType, chunk_text, chunk_texts
@@ -37,10 +37,7 @@ def clean_config(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 @pytest.fixture(scope="module", autouse=True)
 def tiktoken_available() -> None:
-    try:
-        reference.tiktoken_encoding("o200k_base")
-    except FileNotFoundError as e:
-        pytest.skip(str(e))
+    tiktoken_reference("o200k_base")
 
 
 @pytest.mark.parametrize("kind", ["html", "md", "txt"])

@@ -15,18 +15,14 @@ import tiktoken
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import corpus_files, read, repository_texts
+from conftest import corpus_files, read, repository_texts, tiktoken_reference
 from fastnotebook import _core
-from fastnotebook.bench.reference import tiktoken_encoding
 from fastnotebook.token_utils import ENCODINGS
 
 
 @pytest.fixture(scope="session")
 def reference() -> dict[str, tiktoken.Encoding]:
-    try:
-        return {name: tiktoken_encoding(name) for name in ENCODINGS}
-    except FileNotFoundError as err:
-        pytest.skip(f"{err} (a cargo build unpacks tiktoken-rs; set CARGO_HOME if elsewhere)")
+    return {name: tiktoken_reference(name) for name in ENCODINGS}
 
 
 def assert_same(reference: dict[str, tiktoken.Encoding], text: str) -> None:
