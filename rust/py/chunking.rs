@@ -1,19 +1,19 @@
 //! Bindings for content-type detection, `chunk_text` and the three splitters.
 
 use pyo3::exceptions::PyValueError;
-use std::ops::Range;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use rayon::prelude::*;
 
-use super::text::PyText;
+use super::text::{PyText, UnreadText};
 use crate::chunking::detect::{self, ContentType};
 use crate::chunking::html::HtmlHeaderSplitter;
 use crate::chunking::markdown::MarkdownHeaderSplitter;
 use crate::chunking::recursive::{CharLength, KeepSeparator, RecursiveSplitter};
 use crate::chunking::{self, ChunkSizes, Chunks, Section, Source};
 use crate::error::Result;
+use crate::text::Surrogates;
 use crate::tokens::{Encoding, TokenLength};
 
 fn content_type_arg(name: Option<&str>) -> PyResult<Option<ContentType>> {
@@ -190,7 +190,7 @@ fn chunk_text<'py>(
 #[allow(clippy::too_many_arguments)]
 fn chunk_texts<'py>(
     py: Python<'py>,
-    texts: Vec<PyText>,
+    texts: Vec<UnreadText>,
     content_types: Option<Vec<Option<String>>>,
     file_paths: Option<Vec<Option<PyText>>>,
     chunk_size: i64,
@@ -230,57 +230,63 @@ fn chunk_texts<'py>(
             .map(PyText::as_str)
     };
     // Making Python strings needs the GIL, so it cannot run in parallel; it
-    // overlaps instead: batch k is chunked on the pool while batch k-1 is
-    // turned into lists. Without this, that serial part caps the speed-up.
-    let compute = |batch: Range<usize>| -> Vec<Result<Chunks>> {
+    // overlaps instead: batch k is read and chunked on the pool while batch
+    // k-1 is turned into lists. Without this, that serial part caps the
+    // speed-up. Texts are transcoded on the pool too, for the same reason.
+    type Done = Vec<Result<(PyText, Chunks)>>;
+    let compute = |batch: Vec<(usize, UnreadText)>| -> Done {
         batch
             .into_par_iter()
-            .map(|i| chunk_in_unit(&texts[i], types[i], path_of(i), sizes, unit))
+            .map(|(i, text)| {
+                let text = text.read(Surrogates::Map)?;
+                let chunks = chunk_in_unit(&text, types[i], path_of(i), sizes, unit)?;
+                Ok((text, chunks))
+            })
             .collect()
     };
-    let convert =
-        |batch: Range<usize>, results: Vec<Result<Chunks>>| -> PyResult<Vec<Py<PyList>>> {
-            Python::attach(|py| {
-                results
-                    .into_iter()
-                    .zip(&texts[batch])
-                    .map(|(chunks, text)| Ok(chunk_list(py, text, &chunks?)?.unbind()))
-                    .collect()
-            })
-        };
+    let convert = |done: Done| -> PyResult<Vec<Py<PyList>>> {
+        Python::attach(|py| {
+            done.into_iter()
+                .map(|item| {
+                    let (text, chunks) = item?;
+                    Ok(chunk_list(py, &text, &chunks)?.unbind())
+                })
+                .collect()
+        })
+    };
     let lists: PyResult<Vec<Py<PyList>>> = py.detach(|| {
         let mut lists = Vec::with_capacity(n);
-        let mut pending: Option<(Range<usize>, Vec<Result<Chunks>>)> = None;
-        for batch in batches(&texts) {
-            let (computed, converted) = rayon::join(
-                || compute(batch.clone()),
-                || pending.take().map(|(done, results)| convert(done, results)),
-            );
+        let mut pending: Option<Done> = None;
+        for batch in batches(texts) {
+            let (computed, converted) =
+                rayon::join(|| compute(batch), || pending.take().map(convert));
             lists.extend(converted.transpose()?.into_iter().flatten());
-            pending = Some((batch, computed));
+            pending = Some(computed);
         }
-        if let Some((done, results)) = pending {
-            lists.extend(convert(done, results)?);
+        if let Some(done) = pending {
+            lists.extend(convert(done)?);
         }
         Ok(lists)
     });
     PyList::new(py, lists?)
 }
 
-/// Consecutive runs of texts of about `BATCH_BYTES` in all.
-fn batches(texts: &[PyText]) -> Vec<Range<usize>> {
-    const BATCH_BYTES: usize = 2 << 20;
+/// The texts, numbered, in consecutive runs of about `BATCH_UNITS` code
+/// units in all.
+fn batches(texts: Vec<UnreadText>) -> Vec<Vec<(usize, UnreadText)>> {
+    const BATCH_UNITS: usize = 2 << 20;
     let mut out = Vec::new();
-    let (mut start, mut bytes) = (0, 0);
-    for (i, text) in texts.iter().enumerate() {
-        bytes += text.as_str().len();
-        if bytes >= BATCH_BYTES {
-            out.push(start..i + 1);
-            (start, bytes) = (i + 1, 0);
+    let (mut batch, mut units) = (Vec::new(), 0);
+    for (i, text) in texts.into_iter().enumerate() {
+        units += text.len();
+        batch.push((i, text));
+        if units >= BATCH_UNITS {
+            out.push(std::mem::take(&mut batch));
+            units = 0;
         }
     }
-    if start < texts.len() {
-        out.push(start..texts.len());
+    if !batch.is_empty() {
+        out.push(batch);
     }
     out
 }

@@ -116,7 +116,7 @@ impl<'a, 'py> FromPyObject<'a, 'py> for PyText {
     type Error = PyErr;
 
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        PyText::extract_with(obj, Surrogates::Map)
+        Ok(UnreadText::take(obj)?.read(Surrogates::Map)?)
     }
 }
 
@@ -128,12 +128,38 @@ impl<'a, 'py> FromPyObject<'a, 'py> for PyTextWithoutSurrogates {
     type Error = PyErr;
 
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        PyText::extract_with(obj, Surrogates::Drop).map(PyTextWithoutSurrogates)
+        Ok(PyTextWithoutSurrogates(
+            UnreadText::take(obj)?.read(Surrogates::Drop)?,
+        ))
     }
 }
 
-impl PyText {
-    fn extract_with(obj: Borrowed<'_, '_, PyAny>, policy: Surrogates) -> PyResult<Self> {
+/// A Python string taken under the GIL but not yet transcoded: many of them
+/// are read on all cores, without the GIL ([`UnreadText::read`]), so that
+/// transcoding is not a serial part of the batch functions.
+pub struct UnreadText {
+    object: Py<PyString>,
+    units: Units,
+}
+
+/// The code units of a `str`, as raw parts so that they can cross threads;
+/// valid while [`UnreadText::object`] lives (a `str` never changes).
+enum Units {
+    /// ASCII: the `str` object's own bytes are its UTF-8.
+    Ascii(PyBackedStr),
+    Latin1(*const u8, usize),
+    Ucs2(*const u16, usize),
+    Ucs4(*const u32, usize),
+}
+
+// SAFETY: the pointers are to the immutable data of a `str` that the same
+// value keeps alive, read-only; reading it needs no GIL.
+unsafe impl Send for UnreadText {}
+unsafe impl Sync for UnreadText {}
+
+impl UnreadText {
+    /// Takes a `str` (or raises `TypeError`), without copying its text.
+    pub fn take(obj: Borrowed<'_, '_, PyAny>) -> PyResult<Self> {
         let Ok(string) = obj.cast::<PyString>() else {
             let type_name = obj.get_type().name()?;
             return Err(PyTypeError::new_err(format!(
@@ -141,30 +167,62 @@ impl PyText {
             )));
         };
         let string = string.to_owned();
-        // SAFETY: we only read the code units while holding a reference to the
-        // immutable object, and copy what we keep.
+        // SAFETY: the raw parts are only read while `string`, stored beside
+        // them, keeps the immutable object alive.
         let units = match unsafe { string.data()? } {
-            PyStringData::Ucs1(u) if u.is_ascii() => None,
-            PyStringData::Ucs1(u) => Some(CodeUnits::Latin1(u)),
-            PyStringData::Ucs2(u) => Some(CodeUnits::Ucs2(u)),
-            PyStringData::Ucs4(u) => Some(CodeUnits::Ucs4(u)),
+            PyStringData::Ucs1(u) if u.is_ascii() => {
+                Units::Ascii(PyBackedStr::try_from(string.clone())?)
+            }
+            PyStringData::Ucs1(u) => Units::Latin1(u.as_ptr(), u.len()),
+            PyStringData::Ucs2(u) => Units::Ucs2(u.as_ptr(), u.len()),
+            PyStringData::Ucs4(u) => Units::Ucs4(u.as_ptr(), u.len()),
         };
-        let (backing, surrogates) = match units {
-            // An ASCII string is its own UTF-8: borrowing it copies nothing.
-            None => (
-                Backing::Borrowed(PyBackedStr::try_from(string.clone())?),
-                None,
-            ),
-            Some(units) => {
-                let (text, map) = transcode(units, policy)?;
-                (Backing::Owned(text), map)
+        Ok(UnreadText {
+            object: string.unbind(),
+            units,
+        })
+    }
+
+    /// Its length in code units (code points).
+    pub fn len(&self) -> usize {
+        match &self.units {
+            Units::Ascii(text) => text.len(),
+            Units::Latin1(_, n) | Units::Ucs2(_, n) | Units::Ucs4(_, n) => *n,
+        }
+    }
+
+    /// Reads the text as Rust text: transcodes it unless it is ASCII. Needs
+    /// no GIL.
+    pub fn read(self, policy: Surrogates) -> crate::error::Result<PyText> {
+        // SAFETY: see `Units`; `object` keeps the data alive.
+        let units = unsafe {
+            match self.units {
+                Units::Ascii(text) => {
+                    return Ok(PyText {
+                        object: self.object,
+                        backing: Backing::Borrowed(text),
+                        surrogates: None,
+                    });
+                }
+                Units::Latin1(p, n) => CodeUnits::Latin1(std::slice::from_raw_parts(p, n)),
+                Units::Ucs2(p, n) => CodeUnits::Ucs2(std::slice::from_raw_parts(p, n)),
+                Units::Ucs4(p, n) => CodeUnits::Ucs4(std::slice::from_raw_parts(p, n)),
             }
         };
+        let (text, surrogates) = transcode(units, policy)?;
         Ok(PyText {
-            object: string.unbind(),
-            backing,
+            object: self.object,
+            backing: Backing::Owned(text),
             surrogates,
         })
+    }
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for UnreadText {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        UnreadText::take(obj)
     }
 }
 

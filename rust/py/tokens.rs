@@ -10,7 +10,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use rayon::prelude::*;
 
-use super::text::PyText;
+use super::text::{PyText, UnreadText};
+use crate::text::Surrogates;
 use crate::tokens::{Encoding, classes};
 
 fn encoding_arg(name: &str) -> PyResult<Encoding> {
@@ -44,13 +45,18 @@ fn token_count(py: Python<'_>, text: PyText, encoding: &str) -> PyResult<usize> 
 /// `token_count` of each text, on all cores.
 #[pyfunction]
 #[pyo3(signature = (texts, encoding = "o200k_base"))]
-fn token_counts(py: Python<'_>, texts: Vec<PyText>, encoding: &str) -> PyResult<Vec<usize>> {
+fn token_counts(py: Python<'_>, texts: Vec<UnreadText>, encoding: &str) -> PyResult<Vec<usize>> {
     let encoding = encoding_arg(encoding)?;
-    let texts: Vec<_> = texts.iter().map(PyText::for_tiktoken).collect();
-    Ok(py.detach(|| {
+    // Transcoding runs on the pool too: done under the GIL, it would be a
+    // serial part capping the speed-up.
+    let counts: crate::error::Result<Vec<usize>> = py.detach(|| {
         let tokenizer = encoding.tokenizer();
-        texts.par_iter().map(|t| tokenizer.count(t)).collect()
-    }))
+        texts
+            .into_par_iter()
+            .map(|t| Ok(tokenizer.count(&t.read(Surrogates::Map)?.for_tiktoken())))
+            .collect()
+    });
+    Ok(counts?)
 }
 
 /// `tiktoken.get_encoding(encoding).encode_ordinary(text)`
