@@ -115,9 +115,13 @@ def bench_batch(docs: dict[str, list[str]], repeats: int) -> None:
             dt, b = timed(lambda: _core.token_counts(texts, name))  # noqa: B023
             batch.append(mb / dt)
             assert a == b
+        # Each round's pair ran back to back: their ratio is steadier than the
+        # ratio of medians when the shared machine's speed drifts.
+        paired = statistics.median(b / s for b, s in zip(batch, single, strict=True))
         print(
             f"- {name}: loop {spread(single)} MB/s, token_counts {spread(batch)} MB/s "
-            f"({statistics.median(batch) / statistics.median(single):.2f}x)"
+            f"({statistics.median(batch) / statistics.median(single):.2f}x; "
+            f"median of round pairs {paired:.2f}x)"
         )
 
 
