@@ -137,6 +137,27 @@ const THINKING: &[&str] = &[
     "\u{2028}", "é", "\u{7}", "\u{0}", "a.b", "?!",
 ];
 
+/// Longer answers: whitespace runs across the 64-unit blocks the blank-line
+/// scan works in, and the pieces left between think blocks.
+const LONG_THINKING: &[&str] = &[
+    "<think>",
+    "</think>",
+    "\n",
+    "\n\n",
+    "\n \n",
+    " ",
+    "\t",
+    "\u{3000}",
+    "\u{85}",
+    "\u{1c}",
+    "\u{200b}",
+    "𝄞",
+    "é",
+    "x",
+    "0123456789abcdefghijklmnopqrstuvwxyz",
+    "                ",
+];
+
 fn separators() -> impl Strategy<Value = Vec<String>> {
     const SEPS: &[&str] = &[
         "\n\n", "\n", ". ", ", ", " ", "", "a", "aa", "ab", "\u{3000}", "é",
@@ -354,9 +375,14 @@ proptest! {
     }
 
     #[test]
-    fn cleaners(text in text_of(THINKING, 40), raw in "\\PC{0,30}") {
+    fn cleaners(
+        text in text_of(THINKING, 40),
+        raw in "\\PC{0,30}",
+        long in text_of(LONG_THINKING, 200),
+    ) {
         invariants::check_cleaning(&text);
         invariants::check_cleaning(&raw);
+        invariants::check_cleaning(&long);
     }
 
     #[test]

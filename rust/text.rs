@@ -12,6 +12,11 @@
 //! as Python sees them; [`SurrogateMap::restore`] undoes the mapping on the way
 //! out. Nothing is lost.
 
+use std::marker::PhantomData;
+use std::ops::BitOr;
+
+use memchr::memmem;
+
 use crate::error::{Error, Result};
 use crate::unicode;
 
@@ -119,28 +124,247 @@ enum Placeholders {
     Map(SurrogateMap),
 }
 
-trait Unit: Copy {
+/// A code unit of one of the three PEP 393 representations of a `str`
+/// (Latin-1, UCS-2, UCS-4): one code point each, surrogates included.
+/// Sealed: implemented for `u8`, `u16` and `u32` only.
+pub trait CodeUnit:
+    sealed::Sealed + Copy + Ord + Default + From<u8> + BitOr<Output = Self> + Send + Sync + 'static
+{
+    /// `"\n\n"`, the paragraph break the text utilities join with.
+    const PARAGRAPH_BREAK: &'static [Self];
+
     fn code_point(self) -> u32;
+    /// The unit as one byte: only meaningful when it is below 256.
+    fn narrow_u8(self) -> u8;
+    /// The unit as two bytes: only meaningful when it is below 65536.
+    fn narrow_u16(self) -> u16;
+
+    /// The bytes of `units` in memory (native byte order).
+    fn bytes_of(units: &[Self]) -> &[u8] {
+        // SAFETY: `Self` is u8, u16 or u32 (the trait is sealed): plain
+        // integers without padding, so every byte of the slice is
+        // initialised, and u8 needs no alignment.
+        unsafe { std::slice::from_raw_parts(units.as_ptr().cast(), std::mem::size_of_val(units)) }
+    }
+
+    /// The classes of 64 units.
+    fn classify(block: &[Self; 64]) -> UnitClasses {
+        classify_scalar(block)
+    }
 }
 
-impl Unit for u8 {
+/// Two classes of up to 64 code units, as bit masks (bit `i` for unit `i`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UnitClasses {
+    /// `\n`.
+    pub newline: u64,
+    /// Anything but visible ASCII (`!` to `~`): whitespace among others.
+    pub not_graphic: u64,
+}
+
+/// The classes of the first 64 units (at most) of `units`.
+#[inline]
+pub fn classify<T: CodeUnit>(units: &[T]) -> UnitClasses {
+    match units.first_chunk::<64>() {
+        Some(block) => T::classify(block),
+        None => classify_scalar(units),
+    }
+}
+
+fn classify_scalar<T: CodeUnit>(units: &[T]) -> UnitClasses {
+    units
+        .iter()
+        .take(64)
+        .enumerate()
+        .fold(UnitClasses::default(), |c, (i, &u)| {
+            let cp = u.code_point();
+            UnitClasses {
+                newline: c.newline | (u64::from(cp == 0x0A) << i),
+                not_graphic: c.not_graphic | (u64::from(!(0x21..=0x7E).contains(&cp)) << i),
+            }
+        })
+}
+
+/// SSE2 (part of x86_64) for [`CodeUnit::classify`]: `bytes(k)` gives
+/// units `16k..16k + 16` as bytes, each unit above 0xFF saturated to 0x00
+/// or 0xFF (neither a newline nor visible ASCII, as the unit).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn classify_sse2(bytes: impl Fn(usize) -> std::arch::x86_64::__m128i) -> UnitClasses {
+    use std::arch::x86_64::*;
+    let (newline, graphic) = (0..4).fold((0, 0), |(newline, graphic), k| {
+        let v = bytes(k);
+        // SAFETY: SSE2 is part of x86_64.
+        let (n, g) = unsafe {
+            let n = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x0A));
+            // '!'..='~' is what v + 0x5F takes to -128..=-35 (as i8).
+            let g = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8(0x5F)), _mm_set1_epi8(-34));
+            (_mm_movemask_epi8(n) as u16, _mm_movemask_epi8(g) as u16)
+        };
+        (
+            newline | (u64::from(n) << (16 * k)),
+            graphic | (u64::from(g) << (16 * k)),
+        )
+    });
+    UnitClasses {
+        newline,
+        not_graphic: !graphic,
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for u8 {}
+    impl Sealed for u16 {}
+    impl Sealed for u32 {}
+}
+
+impl CodeUnit for u8 {
+    const PARAGRAPH_BREAK: &'static [u8] = b"\n\n";
+
+    #[cfg(target_arch = "x86_64")]
+    fn classify(block: &[u8; 64]) -> UnitClasses {
+        use std::arch::x86_64::*;
+        let vectors = block.as_ptr().cast::<__m128i>();
+        // SAFETY: SSE2 is part of x86_64; the unaligned loads, k < 4, read
+        // the 64 bytes of `block`.
+        classify_sse2(|k| unsafe { _mm_loadu_si128(vectors.add(k)) })
+    }
+
     #[inline(always)]
     fn code_point(self) -> u32 {
         u32::from(self)
     }
+    #[inline(always)]
+    fn narrow_u8(self) -> u8 {
+        self
+    }
+    #[inline(always)]
+    fn narrow_u16(self) -> u16 {
+        self.into()
+    }
 }
 
-impl Unit for u16 {
+impl CodeUnit for u16 {
+    const PARAGRAPH_BREAK: &'static [u16] = &[0x0A, 0x0A];
+
+    #[cfg(target_arch = "x86_64")]
+    fn classify(block: &[u16; 64]) -> UnitClasses {
+        use std::arch::x86_64::*;
+        let vectors = block.as_ptr().cast::<__m128i>();
+        classify_sse2(|k| {
+            // SAFETY: SSE2 is part of x86_64; the unaligned loads, 2k + 1 < 8,
+            // read the 128 bytes of `block`.
+            unsafe {
+                let load = |i| _mm_loadu_si128(vectors.add(i));
+                // Saturated to bytes as signed numbers: 0x100..=0x7FFF to
+                // 0xFF, 0x8000 and above to 0x00.
+                _mm_packus_epi16(load(2 * k), load(2 * k + 1))
+            }
+        })
+    }
+
     #[inline(always)]
     fn code_point(self) -> u32 {
         u32::from(self)
     }
+    #[inline(always)]
+    fn narrow_u8(self) -> u8 {
+        self as u8 // only called when every unit is below 256
+    }
+    #[inline(always)]
+    fn narrow_u16(self) -> u16 {
+        self
+    }
 }
 
-impl Unit for u32 {
+impl CodeUnit for u32 {
+    const PARAGRAPH_BREAK: &'static [u32] = &[0x0A, 0x0A];
+
+    #[cfg(target_arch = "x86_64")]
+    fn classify(block: &[u32; 64]) -> UnitClasses {
+        use std::arch::x86_64::*;
+        let vectors = block.as_ptr().cast::<__m128i>();
+        classify_sse2(|k| {
+            // SAFETY: SSE2 is part of x86_64; the unaligned loads, 4k + 3 <
+            // 16, read the 256 bytes of `block`.
+            unsafe {
+                let load = |i| _mm_loadu_si128(vectors.add(4 * k + i));
+                // Saturated to 16 bits as signed numbers (0x8000..=0x7FFF_FFFF
+                // to 0x7FFF, 0x8000_0000 and above to 0x8000), then to bytes
+                // as for UCS-2.
+                let low = _mm_packs_epi32(load(0), load(1));
+                let high = _mm_packs_epi32(load(2), load(3));
+                _mm_packus_epi16(low, high)
+            }
+        })
+    }
+
     #[inline(always)]
     fn code_point(self) -> u32 {
         self
+    }
+    #[inline(always)]
+    fn narrow_u8(self) -> u8 {
+        self as u8 // only called when every unit is below 256
+    }
+    #[inline(always)]
+    fn narrow_u16(self) -> u16 {
+        self as u16 // only called when every unit is below 65536
+    }
+}
+
+/// Finds an ASCII needle in code units of any width: `memmem` over the
+/// units' bytes, keeping only the hits that start on a unit.
+pub struct AsciiFinder<T> {
+    finder: memmem::Finder<'static>,
+    unit: PhantomData<T>,
+}
+
+/// How common a byte is in the code units of text, as `memmem` ranks the
+/// bytes of a needle to pick the two it looks for first (a pair of rare
+/// bytes makes few false candidates). Its default ranking, for UTF-8 text,
+/// takes zero bytes for rare, while they are the commonest of all in UCS-2
+/// and UCS-4 (the high bytes of ASCII); and markup characters are common in
+/// HTML, rarer letters such as `k` less so in any text.
+struct UnitByteRank;
+
+impl memchr::arch::all::packedpair::HeuristicFrequencyRank for UnitByteRank {
+    fn rank(&self, byte: u8) -> u8 {
+        match byte {
+            0 => 255,
+            b' ' | b'\n' | b'e' | b't' | b'a' | b'o' | b'i' | b'n' | b's' | b'h' | b'r' => 240,
+            b'<' | b'>' | b'/' | b'=' | b'"' => 200,
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' => 150,
+            _ => 100,
+        }
+    }
+}
+
+impl<T: CodeUnit> AsciiFinder<T> {
+    pub fn new(needle: &str) -> Self {
+        let units: Vec<T> = needle.bytes().map(T::from).collect();
+        Self {
+            finder: memmem::FinderBuilder::new()
+                .build_forward_with_ranker(UnitByteRank, T::bytes_of(&units))
+                .into_owned(),
+            unit: PhantomData,
+        }
+    }
+
+    /// The index of the first unit of the first occurrence in `units`.
+    pub fn find(&self, units: &[T]) -> Option<usize> {
+        let size = std::mem::size_of::<T>();
+        let bytes = T::bytes_of(units);
+        let mut from = 0;
+        while let Some(at) = self.finder.find(bytes.get(from..)?).map(|i| from + i) {
+            if at % size == 0 {
+                return Some(at / size);
+            }
+            // Straddles two units: the next candidate starts on the next one.
+            from = at.next_multiple_of(size);
+        }
+        None
     }
 }
 
@@ -148,7 +372,7 @@ fn is_surrogate(cp: u32) -> bool {
     (SURROGATES..SURROGATES + SURROGATE_COUNT).contains(&cp)
 }
 
-fn with_surrogates<U: Unit>(units: &[U]) -> Result<(String, Option<SurrogateMap>)> {
+fn with_surrogates<U: CodeUnit>(units: &[U]) -> Result<(String, Option<SurrogateMap>)> {
     match utf8_of(units, Placeholders::Reject) {
         Err(Error::UnsupportedText(_)) => {}
         done => return done.map(|text| (text, None)),
@@ -181,7 +405,7 @@ fn with_surrogates<U: Unit>(units: &[U]) -> Result<(String, Option<SurrogateMap>
     Ok((utf8_of(units, Placeholders::Map(map))?, Some(map)))
 }
 
-fn utf8_of<U: Unit>(units: &[U], map: Placeholders) -> Result<String> {
+fn utf8_of<U: CodeUnit>(units: &[U], map: Placeholders) -> Result<String> {
     const BLOCK: usize = 32;
     let mut out: Vec<u8> = Vec::with_capacity(units.len() + units.len() / 4);
     let mut blocks = units.chunks_exact(BLOCK);
@@ -199,7 +423,7 @@ fn utf8_of<U: Unit>(units: &[U], map: Placeholders) -> Result<String> {
     Ok(unsafe { String::from_utf8_unchecked(out) })
 }
 
-fn push_units<U: Unit>(out: &mut Vec<u8>, units: &[U], map: Placeholders) -> Result<()> {
+fn push_units<U: CodeUnit>(out: &mut Vec<u8>, units: &[U], map: Placeholders) -> Result<()> {
     for u in units {
         let cp = u.code_point();
         if cp < 0x80 {
@@ -321,6 +545,44 @@ mod tests {
         let units = [0x61, 0xD800, 0x62];
         let (text, map) = transcode(CodeUnits::Ucs2(&units), Surrogates::Drop).expect("ok");
         assert_eq!((text.as_str(), map), ("ab", None));
+    }
+
+    /// `classify` in all three widths against the plain definition, on
+    /// every length around a block.
+    #[test]
+    fn classes_match_their_definition() {
+        fn check<T: CodeUnit + std::fmt::Debug>(units: &[T]) {
+            let mut expected = UnitClasses::default();
+            for (i, u) in units.iter().take(64).enumerate() {
+                let cp = u.code_point();
+                expected.newline |= u64::from(cp == 0x0A) << i;
+                expected.not_graphic |= u64::from(!(0x21..=0x7E).contains(&cp)) << i;
+            }
+            assert_eq!(classify(units), expected, "{units:x?}");
+        }
+        // The bounds of each class, and units holding their bytes elsewhere.
+        #[rustfmt::skip]
+        let alphabet: [u32; 24] = [
+            0x0A, 0x0B, 0x09, 0x20, 0x21, 0x61, 0x7E, 0x7F, 0x80, 0xA0, 0xFF, 0x010A, 0x0A00,
+            0x2100, 0x3000, 0x7F21, 0x800A, 0xFF0A, 0xFFFF, 0x000A_0000, 0x0021_0021,
+            0x0001_000A, 0x8000_0021, 0xFFFF_000A,
+        ];
+        let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
+        for len in [0, 1, 15, 16, 17, 63, 64, 65, 100] {
+            for _ in 0..50 {
+                let units: Vec<u32> = (0..len)
+                    .map(|_| {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        alphabet[(seed % alphabet.len() as u64) as usize]
+                    })
+                    .collect();
+                check(&units);
+                check(&units.iter().map(|&u| u as u16).collect::<Vec<_>>());
+                check(&units.iter().map(|&u| u as u8).collect::<Vec<_>>());
+            }
+        }
     }
 
     #[test]

@@ -88,8 +88,66 @@ def test_surrogates_with_every_private_use_window_taken_raise_a_clear_error() ->
     windows = "".join(chr(base + i * 0x800) for base in (0xF0000, 0x100000) for i in range(32))
     text = "<think>a</think>\ud800" + windows
     with pytest.raises(_core.UnsupportedTextError, match="private-use"):
-        parse_thinking_content(text)
+        _core.token_count(text)
     assert issubclass(_core.UnsupportedTextError, ValueError)
+    # parse_thinking_content reads the code units as they are: no mapping.
+    assert parse_thinking_content(text) == reference.parse_thinking_content(text)
+
+
+# Each of CPython's representations of a str (PEP 393), and lone surrogates:
+# the parser reads their code units as they are.
+WIDTHS = {
+    "ascii": "",
+    "latin-1": "\xe9\xa0\x85\x1c",
+    "ucs-2": "\u3000\u2603\u2028\u200b",
+    "ucs-4": "\U0001d11e\U0010ffff\u3000",
+    "surrogates": "\ud800\udfff\udc80\ud83d",
+}
+
+
+@pytest.mark.parametrize("width", list(WIDTHS))
+def test_thinking_parser_on_every_representation(width: str) -> None:
+    extra = WIDTHS[width]
+    cases = [
+        f"<think>{extra} a{extra}</think>Answer{extra}\n\n\n\nmore<think>b</think>",
+        f"{extra}<think>\n{extra}\n</think>\n{extra}\n \n{extra}end",
+        f"reasoning{extra} </think> answer{extra} ",
+        f"x</think>y<think>z{extra}",
+        f"<think></think>{extra}",
+        f"<think>{extra}</think>\n\n\n",
+        f"no tags{extra}",
+        "<think>ascii only</think> but the input is wide" + extra[:1],
+        "\n".join(["a", " ", "\u3000" if extra else " ", "b"]) + f"<think>{extra}</think>",
+    ]
+    for text in cases:
+        expected = reference.parse_thinking_content(text)
+        # Equal str also means the same representation: CPython compares
+        # the kinds first, and they must be the narrowest; isascii() reads
+        # the ASCII flag.
+        parsed = parse_thinking_content(text)
+        assert parsed == expected, repr(text)
+        for part in parsed:
+            assert part.isascii() == all(c < "\x80" for c in part), repr(part)
+    # Long enough to run over many 64-character blocks.
+    long = (f"line{extra}\n\n \n{extra}\t\n" * 500)[:20_000]
+    text = f"<think>{long[:3000]}</think>\n{long}<think>x</think>\n\n{long}"
+    assert parse_thinking_content(text) == reference.parse_thinking_content(text)
+
+
+wide_text = st.text(
+    alphabet=st.one_of(
+        st.characters(codec=None, min_codepoint=0, max_codepoint=0xFF),
+        st.characters(codec=None, min_codepoint=0xD800, max_codepoint=0xDFFF),
+        st.sampled_from(["\u3000", "\u2028", "\x85", "\xa0", "\U0001d11e", "\u2603"]),
+    ),
+    max_size=5,
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.one_of(think_pieces, wide_text), max_size=60).map("".join))
+def test_thinking_parser_with_surrogates_and_wide_characters(text: str) -> None:
+    assert parse_thinking_content(text) == reference.parse_thinking_content(text)
 
 
 def test_documented_examples() -> None:

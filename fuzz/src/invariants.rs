@@ -913,10 +913,36 @@ pub fn check_cleaning(text: &str) {
         );
     }
     assert_eq!(
-        cleaning::parse_thinking(text),
+        parse_thinking(text),
         parse_thinking_oracle(text),
         "parse_thinking"
     );
+}
+
+/// `cleaning::parse_thinking` on the code units of `text` in every PEP 393
+/// representation it fits in (which must agree), as strings.
+fn parse_thinking(text: &str) -> Option<(String, String)> {
+    fn strings<T: text::CodeUnit>(units: &[T]) -> Option<(String, String)> {
+        let string = |pieces: &[&[T]]| {
+            pieces
+                .concat()
+                .into_iter()
+                .map(|u| char::from_u32(u.code_point()).expect("a character of the input"))
+                .collect::<String>()
+        };
+        cleaning::parse_thinking(units).map(|t| (string(&t.thinking), string(&t.cleaned)))
+    }
+    let ucs4: Vec<u32> = text.chars().map(u32::from).collect();
+    let parsed = strings(&ucs4);
+    if ucs4.iter().all(|&u| u < 0x1_0000) {
+        let ucs2: Vec<u16> = ucs4.iter().map(|&u| u as u16).collect();
+        assert_eq!(strings(&ucs2), parsed, "parse_thinking on UCS-2");
+    }
+    if ucs4.iter().all(|&u| u < 0x100) {
+        let latin1: Vec<u8> = ucs4.iter().map(|&u| u as u8).collect();
+        assert_eq!(strings(&latin1), parsed, "parse_thinking on Latin-1");
+    }
+    parsed
 }
 
 // ---------------------------------------------------------------- transcoding

@@ -17,7 +17,7 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyString;
 use pyo3::types::string::PyStringData;
 
-use crate::text::{CharOffsets, CodeUnits, SurrogateMap, Surrogates, transcode};
+use crate::text::{CharOffsets, CodeUnit, CodeUnits, SurrogateMap, Surrogates, transcode};
 
 /// A Python string as Rust text.
 pub struct PyText {
@@ -237,9 +237,9 @@ fn substring<'py>(
     range: Range<usize>,
 ) -> PyResult<Bound<'py, PyString>> {
     match data {
-        PyStringData::Ucs1(units) => new_string(py, units_in(units, range)?),
-        PyStringData::Ucs2(units) => new_string(py, units_in(units, range)?),
-        PyStringData::Ucs4(units) => new_string(py, units_in(units, range)?),
+        PyStringData::Ucs1(units) => new_string(py, &[units_in(units, range)?]),
+        PyStringData::Ucs2(units) => new_string(py, &[units_in(units, range)?]),
+        PyStringData::Ucs4(units) => new_string(py, &[units_in(units, range)?]),
     }
 }
 
@@ -249,66 +249,72 @@ fn units_in<T>(units: &[T], range: Range<usize>) -> PyResult<&[T]> {
         .ok_or_else(|| pyo3::exceptions::PySystemError::new_err("chunk outside its text"))
 }
 
-/// A code unit of one of the three PEP 393 representations.
-trait CodeUnit: Copy + Ord + Default + Into<u32> {
-    fn narrow_u8(self) -> u8;
-    fn narrow_u16(self) -> u16;
-}
-
-impl CodeUnit for u8 {
-    fn narrow_u8(self) -> u8 {
-        self
-    }
-    fn narrow_u16(self) -> u16 {
-        self.into()
-    }
-}
-
-impl CodeUnit for u16 {
-    fn narrow_u8(self) -> u8 {
-        self as u8 // only called when every unit is below 256
-    }
-    fn narrow_u16(self) -> u16 {
-        self
-    }
-}
-
-impl CodeUnit for u32 {
-    fn narrow_u8(self) -> u8 {
-        self as u8 // only called when every unit is below 256
-    }
-    fn narrow_u16(self) -> u16 {
-        self as u16 // only called when every unit is below 65536
-    }
-}
-
-/// A new `str` holding `units`, in the representation CPython requires for
-/// its largest code point (a `str` must use the narrowest one).
-fn new_string<'py, T: CodeUnit>(py: Python<'py>, units: &[T]) -> PyResult<Bound<'py, PyString>> {
-    let max: u32 = units.iter().copied().fold(T::default(), T::max).into();
-    let len = units.len() as ffi::Py_ssize_t;
+/// A new `str` holding the units of `pieces` one after the other, in the
+/// representation CPython requires for its largest code point (a `str` must
+/// use the narrowest one); the empty `str` when there are none.
+pub fn new_string<'py, T: CodeUnit>(
+    py: Python<'py>,
+    pieces: &[&[T]],
+) -> PyResult<Bound<'py, PyString>> {
+    let max = max_char(pieces);
+    let len: usize = pieces.iter().map(|units| units.len()).sum();
     // SAFETY: `PyUnicode_New(len, max)` returns a string of `len` code units
     // of the kind chosen by `max` (1 byte below 256, 2 below 65536, else 4);
     // we write exactly `len` units of that kind before anyone sees it.
     unsafe {
-        let object = Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_New(len, max))?;
+        let object = Bound::from_owned_ptr_or_err(
+            py,
+            ffi::PyUnicode_New(len as ffi::Py_ssize_t, max as ffi::Py_UCS4),
+        )?;
         let dst = ffi::PyUnicode_DATA(object.as_ptr());
         if max < 0x100 {
-            let dst = std::slice::from_raw_parts_mut(dst.cast::<u8>(), units.len());
-            dst.iter_mut()
-                .zip(units)
-                .for_each(|(d, s)| *d = s.narrow_u8());
+            let dst = std::slice::from_raw_parts_mut(dst.cast::<u8>(), len);
+            copy_pieces(dst, pieces, T::narrow_u8);
         } else if max < 0x1_0000 {
-            let dst = std::slice::from_raw_parts_mut(dst.cast::<u16>(), units.len());
-            dst.iter_mut()
-                .zip(units)
-                .for_each(|(d, s)| *d = s.narrow_u16());
+            let dst = std::slice::from_raw_parts_mut(dst.cast::<u16>(), len);
+            copy_pieces(dst, pieces, T::narrow_u16);
         } else {
-            let dst = std::slice::from_raw_parts_mut(dst.cast::<u32>(), units.len());
-            dst.iter_mut()
-                .zip(units)
-                .for_each(|(d, s)| *d = (*s).into());
+            let dst = std::slice::from_raw_parts_mut(dst.cast::<u32>(), len);
+            copy_pieces(dst, pieces, T::code_point);
         }
         Ok(object.cast_into_unchecked())
+    }
+}
+
+/// A bound of the largest code point of `pieces` that CPython takes for the
+/// same one: it only asks which of 0x80, 0x100 and 0x10000 the largest
+/// reaches. The OR of the units reaches the same ones (they are powers of
+/// two) and is cheaper than the maximum; and the scan stops as soon as the
+/// widest representation the units can need is reached.
+fn max_char<T: CodeUnit>(pieces: &[&[T]]) -> u32 {
+    let widest = match std::mem::size_of::<T>() {
+        1 => 0x80,
+        2 => 0x100,
+        _ => 0x1_0000,
+    };
+    let mut or = 0;
+    for block in pieces.iter().flat_map(|units| units.chunks(512)) {
+        or |= block
+            .iter()
+            .fold(T::default(), |or, &u| or | u)
+            .code_point();
+        if or >= widest {
+            break;
+        }
+    }
+    // OR-ing code points may pass U+10FFFF, which CPython refuses.
+    or.min(0x10_FFFF)
+}
+
+/// Writes the units of `pieces` one after the other into `dst`, converted.
+fn copy_pieces<T: CodeUnit, D>(dst: &mut [D], pieces: &[&[T]], convert: impl Fn(T) -> D) {
+    let mut rest = dst;
+    for units in pieces {
+        let n = units.len().min(rest.len());
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(n);
+        head.iter_mut()
+            .zip(units.iter())
+            .for_each(|(d, &s)| *d = convert(s));
+        rest = tail;
     }
 }
