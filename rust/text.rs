@@ -153,11 +153,13 @@ pub trait CodeUnit:
     }
 }
 
-/// Two classes of up to 64 code units, as bit masks (bit `i` for unit `i`).
+/// Classes of up to 64 code units, as bit masks (bit `i` for unit `i`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct UnitClasses {
     /// `\n`.
     pub newline: u64,
+    /// ` ` (U+0020).
+    pub space: u64,
     /// Anything but visible ASCII (`!` to `~`): whitespace among others.
     pub not_graphic: u64,
 }
@@ -180,6 +182,7 @@ fn classify_scalar<T: CodeUnit>(units: &[T]) -> UnitClasses {
             let cp = u.code_point();
             UnitClasses {
                 newline: c.newline | (u64::from(cp == 0x0A) << i),
+                space: c.space | (u64::from(cp == 0x20) << i),
                 not_graphic: c.not_graphic | (u64::from(!(0x21..=0x7E).contains(&cp)) << i),
             }
         })
@@ -192,22 +195,29 @@ fn classify_scalar<T: CodeUnit>(units: &[T]) -> UnitClasses {
 #[inline(always)]
 fn classify_sse2(bytes: impl Fn(usize) -> std::arch::x86_64::__m128i) -> UnitClasses {
     use std::arch::x86_64::*;
-    let (newline, graphic) = (0..4).fold((0, 0), |(newline, graphic), k| {
+    let (newline, space, graphic) = (0..4).fold((0, 0, 0), |(newline, space, graphic), k| {
         let v = bytes(k);
         // SAFETY: SSE2 is part of x86_64.
-        let (n, g) = unsafe {
+        let (n, s, g) = unsafe {
             let n = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x0A));
+            let s = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x20));
             // '!'..='~' is what v + 0x5F takes to -128..=-35 (as i8).
             let g = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8(0x5F)), _mm_set1_epi8(-34));
-            (_mm_movemask_epi8(n) as u16, _mm_movemask_epi8(g) as u16)
+            (
+                _mm_movemask_epi8(n) as u16,
+                _mm_movemask_epi8(s) as u16,
+                _mm_movemask_epi8(g) as u16,
+            )
         };
         (
             newline | (u64::from(n) << (16 * k)),
+            space | (u64::from(s) << (16 * k)),
             graphic | (u64::from(g) << (16 * k)),
         )
     });
     UnitClasses {
         newline,
+        space,
         not_graphic: !graphic,
     }
 }

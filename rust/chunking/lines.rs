@@ -8,6 +8,8 @@
 
 use std::ops::Range;
 
+use crate::text;
+
 /// A line: its byte range in the text (the `\n` excluded) and whether every
 /// byte in it is printable ASCII.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,54 +97,11 @@ impl Iterator for Lines<'_> {
 }
 
 /// The masks of the first 64 bytes of `bytes` (fewer at the end of the text:
-/// missing bytes count as printable).
+/// missing bytes are in neither): newlines, and bytes outside printable
+/// ASCII (0x20-0x7E) other than newlines.
 fn classify(bytes: &[u8]) -> (u64, u64) {
-    let window: Option<&[u8; 64]> = bytes.get(..64).and_then(|w| w.try_into().ok());
-    match window {
-        Some(window) => classify_window(window),
-        None => {
-            let mut padded = [b'a'; 64];
-            padded[..bytes.len()].copy_from_slice(bytes);
-            classify_window(&padded)
-        }
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-fn classify_window(window: &[u8; 64]) -> (u64, u64) {
-    use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8,
-    };
-    let (mut newlines, mut others) = (0u64, 0u64);
-    for (i, block) in window.chunks_exact(16).enumerate() {
-        // SAFETY: SSE2 is part of x86_64; each load reads the 16 bytes of `block`.
-        let (nl, outside) = unsafe {
-            let v = _mm_loadu_si128(block.as_ptr().cast());
-            let nl = _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'\n' as i8)));
-            // Signed compare: bytes from 0x80 are negative, so below 0x20 too.
-            let low_or_high = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
-            let delete = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f));
-            (nl, _mm_movemask_epi8(_mm_or_si128(low_or_high, delete)))
-        };
-        newlines |= u64::from(nl as u16) << (16 * i);
-        others |= u64::from((outside & !nl) as u16) << (16 * i);
-    }
-    (newlines, others)
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn classify_window(window: &[u8; 64]) -> (u64, u64) {
-    window
-        .iter()
-        .enumerate()
-        .fold((0, 0), |(newlines, others), (i, &b)| {
-            let other = !(0x20..0x7f).contains(&b) && b != b'\n';
-            (
-                newlines | (u64::from(b == b'\n') << i),
-                others | (u64::from(other) << i),
-            )
-        })
+    let c = text::classify(bytes);
+    (c.newline, c.not_graphic & !c.newline & !c.space)
 }
 
 #[cfg(test)]
