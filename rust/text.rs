@@ -566,16 +566,17 @@ mod tests {
             for (i, u) in units.iter().take(64).enumerate() {
                 let cp = u.code_point();
                 expected.newline |= u64::from(cp == 0x0A) << i;
+                expected.space |= u64::from(cp == 0x20) << i;
                 expected.not_graphic |= u64::from(!(0x21..=0x7E).contains(&cp)) << i;
             }
             assert_eq!(classify(units), expected, "{units:x?}");
         }
         // The bounds of each class, and units holding their bytes elsewhere.
         #[rustfmt::skip]
-        let alphabet: [u32; 24] = [
+        let alphabet: [u32; 27] = [
             0x0A, 0x0B, 0x09, 0x20, 0x21, 0x61, 0x7E, 0x7F, 0x80, 0xA0, 0xFF, 0x010A, 0x0A00,
-            0x2100, 0x3000, 0x7F21, 0x800A, 0xFF0A, 0xFFFF, 0x000A_0000, 0x0021_0021,
-            0x0001_000A, 0x8000_0021, 0xFFFF_000A,
+            0x0120, 0x2000, 0x2100, 0x3000, 0x7F21, 0x800A, 0xFF0A, 0xFFFF, 0x000A_0000,
+            0x0021_0021, 0x0020_0020, 0x0001_000A, 0x8000_0021, 0xFFFF_000A,
         ];
         let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
         for len in [0, 1, 15, 16, 17, 63, 64, 65, 100] {
