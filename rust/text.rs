@@ -128,12 +128,23 @@ enum Placeholders {
 /// (Latin-1, UCS-2, UCS-4): one code point each, surrogates included.
 /// Sealed: implemented for `u8`, `u16` and `u32` only.
 pub trait CodeUnit:
-    sealed::Sealed + Copy + Ord + Default + From<u8> + BitOr<Output = Self> + Send + Sync + 'static
+    sealed::Sealed
+    + Copy
+    + Ord
+    + Default
+    + std::fmt::Debug
+    + From<u8>
+    + BitOr<Output = Self>
+    + Send
+    + Sync
+    + 'static
 {
     /// `"\n\n"`, the paragraph break the text utilities join with.
     const PARAGRAPH_BREAK: &'static [Self];
 
     fn code_point(self) -> u32;
+    /// The unit holding code point `cp`, when it fits.
+    fn from_code_point(cp: u32) -> Option<Self>;
     /// The unit as one byte: only meaningful when it is below 256.
     fn narrow_u8(self) -> u8;
     /// The unit as two bytes: only meaningful when it is below 65536.
@@ -246,6 +257,10 @@ impl CodeUnit for u8 {
         u32::from(self)
     }
     #[inline(always)]
+    fn from_code_point(cp: u32) -> Option<Self> {
+        u8::try_from(cp).ok()
+    }
+    #[inline(always)]
     fn narrow_u8(self) -> u8 {
         self
     }
@@ -277,6 +292,10 @@ impl CodeUnit for u16 {
     #[inline(always)]
     fn code_point(self) -> u32 {
         u32::from(self)
+    }
+    #[inline(always)]
+    fn from_code_point(cp: u32) -> Option<Self> {
+        u16::try_from(cp).ok()
     }
     #[inline(always)]
     fn narrow_u8(self) -> u8 {
@@ -313,6 +332,10 @@ impl CodeUnit for u32 {
     #[inline(always)]
     fn code_point(self) -> u32 {
         self
+    }
+    #[inline(always)]
+    fn from_code_point(cp: u32) -> Option<Self> {
+        Some(cp)
     }
     #[inline(always)]
     fn narrow_u8(self) -> u8 {

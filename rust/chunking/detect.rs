@@ -39,7 +39,7 @@ impl ContentType {
 /// Heuristic scores at or above this override a plain-text extension.
 pub const HIGH_CONFIDENCE_THRESHOLD: f64 = 0.8;
 /// Only this many leading characters are examined.
-const SAMPLE_CHARS: usize = 5000;
+pub const SAMPLE_CHARS: usize = 5000;
 
 const EXTENSIONS: &[(&str, ContentType)] = &[
     (".html", ContentType::Html),

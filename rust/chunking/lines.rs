@@ -1,25 +1,25 @@
 //! The lines of a text, as Python's `str.split("\n")`, each with whether it is
 //! printable ASCII (0x20-0x7E) throughout.
 //!
-//! One pass classifies 64 bytes at a time into two bit masks (newlines, and
+//! One pass classifies 64 units (bytes of a `str`) at a time into two bit masks (newlines, and
 //! bytes outside printable ASCII); a line then costs a few bit operations
 //! instead of a loop over its bytes. Markdown lines are short, so the
 //! per-line cost is what matters.
 
 use std::ops::Range;
 
-use crate::text;
+use super::splittable::Splittable;
 
-/// A line: its byte range in the text (the `\n` excluded) and whether every
-/// byte in it is printable ASCII.
+/// A line: its range in the text (the `\n` excluded) and whether every
+/// unit in it is printable ASCII.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Line {
     pub range: Range<usize>,
     pub printable_ascii: bool,
 }
 
-pub struct Lines<'t> {
-    bytes: &'t [u8],
+pub struct Lines<'t, S: ?Sized> {
+    text: &'t S,
     /// Start of the 64-byte window the masks describe.
     base: usize,
     /// Newlines of the window not yet reported.
@@ -33,11 +33,10 @@ pub struct Lines<'t> {
     done: bool,
 }
 
-pub fn lines(text: &str) -> Lines<'_> {
-    let bytes = text.as_bytes();
-    let (newlines, others) = classify(bytes);
+pub fn lines<S: Splittable + ?Sized>(text: &S) -> Lines<'_, S> {
+    let (newlines, others) = classify(text, 0);
     Lines {
-        bytes,
+        text,
         base: 0,
         newlines,
         others,
@@ -52,7 +51,7 @@ fn low_bits(n: usize) -> u64 {
     if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
 }
 
-impl Lines<'_> {
+impl<S: ?Sized> Lines<'_, S> {
     /// Whether a byte other than printable ASCII lies in the current line
     /// within this window, before bit `end`.
     fn others_before(&self, end: usize) -> bool {
@@ -61,7 +60,7 @@ impl Lines<'_> {
     }
 }
 
-impl Iterator for Lines<'_> {
+impl<S: Splittable + ?Sized> Iterator for Lines<'_, S> {
     type Item = Line;
 
     fn next(&mut self) -> Option<Line> {
@@ -83,24 +82,24 @@ impl Iterator for Lines<'_> {
             }
             self.carried |= self.others_before(64);
             self.base += 64;
-            if self.base >= self.bytes.len() {
+            if self.base >= self.text.len() {
                 // The text after the last newline is the last line.
                 self.done = true;
                 return Some(Line {
-                    range: self.start..self.bytes.len(),
+                    range: self.start..self.text.len(),
                     printable_ascii: !self.carried,
                 });
             }
-            (self.newlines, self.others) = classify(&self.bytes[self.base..]);
+            (self.newlines, self.others) = classify(self.text, self.base);
         }
     }
 }
 
-/// The masks of the first 64 bytes of `bytes` (fewer at the end of the text:
-/// missing bytes are in neither): newlines, and bytes outside printable
+/// The masks of the 64 units from `at` (fewer at the end of the text:
+/// missing units are in neither): newlines, and units outside printable
 /// ASCII (0x20-0x7E) other than newlines.
-fn classify(bytes: &[u8]) -> (u64, u64) {
-    let c = text::classify(bytes);
+fn classify<S: Splittable + ?Sized>(text: &S, at: usize) -> (u64, u64) {
+    let c = text.classify(at);
     (c.newline, c.not_graphic & !c.newline & !c.space)
 }
 
@@ -146,7 +145,11 @@ mod tests {
             ),
             "\n".repeat(130),
         ] {
-            assert_eq!(lines(&text).collect::<Vec<_>>(), naive(&text), "{text:?}");
+            assert_eq!(
+                lines(text.as_str()).collect::<Vec<_>>(),
+                naive(&text),
+                "{text:?}"
+            );
         }
     }
 
@@ -163,7 +166,18 @@ mod tests {
             )
         ) {
             let text = parts.concat();
-            prop_assert_eq!(lines(&text).collect::<Vec<_>>(), naive(&text));
+            prop_assert_eq!(lines(text.as_str()).collect::<Vec<_>>(), naive(&text));
+            // The same lines in code units, where offsets count characters.
+            let in_chars = |byte: usize| text[..byte].chars().count();
+            let expected: Vec<Line> = naive(&text)
+                .into_iter()
+                .map(|l| Line {
+                    range: in_chars(l.range.start)..in_chars(l.range.end),
+                    printable_ascii: l.printable_ascii,
+                })
+                .collect();
+            let ucs4: Vec<u32> = text.chars().map(u32::from).collect();
+            prop_assert_eq!(lines(ucs4.as_slice()).collect::<Vec<_>>(), expected);
         }
     }
 }

@@ -6,14 +6,13 @@
 //! same header metadata are then joined with `"  \n"`, as are a header and the
 //! deeper section that follows it when headers are kept.
 
-use std::borrow::Cow;
-
-use memchr::memmem;
+use std::borrow::{Borrow, Cow};
+use std::ops::Range;
 
 use super::lines::{Line, lines};
+use super::splittable::{Finder, Splittable};
 use super::{Metadata, Section};
 use crate::error::{Error, Result};
-use crate::unicode;
 
 #[derive(Clone, Debug)]
 struct Header {
@@ -28,10 +27,10 @@ pub struct MarkdownHeaderSplitter {
     /// Longest marker first, so "###" is tried before "#".
     headers: Vec<Header>,
     names: Vec<String>,
-    /// First bytes of the markers: most lines are rejected on their first byte.
-    marker_starts: Vec<u8>,
-    /// Bytes an ordinary line may start with (see [`Self::is_ordinary`]).
-    ordinary_first: [bool; 256],
+    /// First characters of the markers: most lines are rejected on their first unit.
+    marker_starts: Vec<u32>,
+    /// ASCII units an ordinary line may start with (see [`Self::is_ordinary`]).
+    ordinary_first: [bool; 128],
     return_each_line: bool,
     strip_headers: bool,
 }
@@ -75,12 +74,17 @@ impl MarkdownHeaderSplitter {
         }
         // Stable, like Python's `sorted`: equal lengths keep their order.
         headers.sort_by_key(|h| std::cmp::Reverse(h.marker.chars().count()));
-        let mut marker_starts: Vec<u8> = headers.iter().map(|h| h.marker.as_bytes()[0]).collect();
+        let mut marker_starts: Vec<u32> = headers
+            .iter()
+            .filter_map(|h| h.marker.chars().next())
+            .map(u32::from)
+            .collect();
         marker_starts.sort_unstable();
         marker_starts.dedup();
-        let mut ordinary_first = [false; 256];
+        let mut ordinary_first = [false; 128];
         for b in 0x21..0x7f_u8 {
-            ordinary_first[b as usize] = !matches!(b, b'`' | b'~') && !marker_starts.contains(&b);
+            ordinary_first[b as usize] =
+                !matches!(b, b'`' | b'~') && !marker_starts.contains(&u32::from(b));
         }
         Ok(Self {
             headers,
@@ -92,12 +96,12 @@ impl MarkdownHeaderSplitter {
         })
     }
 
-    pub fn split(&self, text: &str) -> Vec<Section> {
+    pub fn split<S: Splittable + ?Sized>(&self, text: &S) -> Vec<Section<S::Owned>> {
         let pass = self.read(text);
         self.groups(&pass)
             .iter()
             .map(|g| {
-                let mut content = String::new();
+                let mut content = S::Owned::default();
                 pass.write(g, &mut content);
                 Section {
                     content,
@@ -109,19 +113,24 @@ impl MarkdownHeaderSplitter {
 
     /// The sections' text only, appended to `out`; returns where each is.
     /// (Cheaper than [`Self::split`] when the metadata is not wanted.)
-    pub fn split_into(&self, text: &str, out: &mut String) -> Vec<std::ops::Range<usize>> {
+    pub fn split_into<S: Splittable + ?Sized>(
+        &self,
+        text: &S,
+        out: &mut S::Owned,
+    ) -> Vec<Range<usize>> {
         let pass = self.read(text);
         self.groups(&pass)
             .iter()
             .map(|g| {
-                let start = out.len();
+                let len = |out: &S::Owned| Borrow::<S>::borrow(out).len();
+                let start = len(out);
                 pass.write(g, out);
-                start..out.len()
+                start..len(out)
             })
             .collect()
     }
 
-    fn groups(&self, pass: &Pass<'_>) -> Vec<Group> {
+    fn groups<S: Splittable + ?Sized>(&self, pass: &Pass<'_, S>) -> Vec<Group> {
         if self.return_each_line {
             pass.blocks
                 .iter()
@@ -136,30 +145,34 @@ impl MarkdownHeaderSplitter {
     }
 
     /// Whether the line goes into the current block unchanged, fence or not:
-    /// printable ASCII, nothing to strip at either end, and a first byte that
+    /// printable ASCII, nothing to strip at either end, and a first unit that
     /// starts no header marker and no fence. Most lines are; they skip the
     /// general path.
-    fn is_ordinary(&self, text: &str, line: &Line) -> bool {
-        let bytes = &text.as_bytes()[line.range.clone()];
-        let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
+    fn is_ordinary<S: Splittable + ?Sized>(&self, text: &S, line: &Line) -> bool {
+        if !line.printable_ascii || line.range.is_empty() {
             return false;
-        };
-        line.printable_ascii && self.ordinary_first[first as usize] && last != b' '
+        }
+        let (first, last) = (text.unit(line.range.start), text.unit(line.range.end - 1));
+        self.ordinary_first
+            .get(first as usize)
+            .copied()
+            .unwrap_or(false)
+            && last != u32::from(b' ')
     }
 
-    fn header_at(&self, line: &str) -> Option<&Header> {
-        let first = *line.as_bytes().first()?;
-        if !self.marker_starts.contains(&first) {
+    /// The header the line starts with, and its marker's length.
+    fn header_at<S: Splittable + ?Sized>(&self, line: &S) -> Option<(&Header, usize)> {
+        if line.is_empty() || !self.marker_starts.contains(&line.unit(0)) {
             return None;
         }
-        self.headers.iter().find(|h| {
-            line.starts_with(h.marker.as_str())
-                && (line.len() == h.marker.len() || line.as_bytes()[h.marker.len()] == b' ')
+        self.headers.iter().find_map(|h| {
+            let n = line.prefix_len(&h.marker)?;
+            (line.len() == n || line.unit(n) == u32::from(b' ')).then_some((h, n))
         })
     }
 
     /// The line-by-line pass: blocks of lines and the headers above them.
-    fn read<'t>(&self, text: &'t str) -> Pass<'t> {
+    fn read<'t, S: Splittable + ?Sized>(&self, text: &'t S) -> Pass<'t, S> {
         let mut pass = Pass {
             text,
             lines: Vec::with_capacity(text.len() / 64),
@@ -169,9 +182,10 @@ impl MarkdownHeaderSplitter {
         let mut block_start = 0;
         let mut stack: Vec<(usize, usize)> = Vec::new(); // (level, name)
         let mut fence: Option<&'static str> = None;
+        let backticks = Finder::new::<S>("```");
 
         // Consecutive ordinary lines are one slice of the text: added at once.
-        let mut ordinary: Option<std::ops::Range<usize>> = None;
+        let mut ordinary: Option<Range<usize>> = None;
         for line in lines(text) {
             if self.is_ordinary(text, &line) {
                 // What every step below would leave as it is.
@@ -183,20 +197,22 @@ impl MarkdownHeaderSplitter {
                 pass.push_line(Cow::Borrowed(&text[run]), block_start);
             }
             let raw = &text[line.range];
-            let line = printable(unicode::strip(raw));
-            let may_fence = matches!(line.as_bytes().first(), Some(b'`' | b'~'));
+            let line = raw[raw.strip_range()].printable();
+            let may_fence = !line.is_empty() && matches!(line.unit(0), 0x60 | 0x7E); // ` ~
             match fence {
                 _ if !may_fence => {}
-                None if line.starts_with("```") && count(&line, "```") == 1 => fence = Some("```"),
-                None if line.starts_with("~~~") => fence = Some("~~~"),
-                Some(f) if line.starts_with(f) => fence = None,
+                None if line.prefix_len("```").is_some() && count(&backticks, &*line) == 1 => {
+                    fence = Some("```")
+                }
+                None if line.prefix_len("~~~").is_some() => fence = Some("~~~"),
+                Some(f) if line.prefix_len(f).is_some() => fence = None,
                 _ => {}
             }
             if fence.is_some() {
                 pass.push_line(line, block_start);
                 continue;
             }
-            if let Some(header) = self.header_at(&line) {
+            if let Some((header, marker_len)) = self.header_at(&*line) {
                 // The block before the header keeps the metadata it was read under.
                 pass.close_block(&mut block_start);
                 let mut meta = pass.metas[pass.metas.len() - 1].clone();
@@ -209,8 +225,8 @@ impl MarkdownHeaderSplitter {
                     }
                 }
                 stack.push((header.level, header.name));
-                let title = unicode::strip(&line[header.marker.len()..]).to_string();
-                meta.set(header.name, title);
+                let rest = &line[marker_len..line.len()];
+                meta.set(header.name, rest[rest.strip_range()].to_owned());
                 pass.metas.push(meta);
                 if !self.strip_headers {
                     pass.push_line(line, block_start);
@@ -230,7 +246,7 @@ impl MarkdownHeaderSplitter {
 
     /// Joins consecutive blocks with equal metadata, and a header with the
     /// deeper block right after it when headers are kept.
-    fn aggregate(&self, pass: &Pass<'_>) -> Vec<Group> {
+    fn aggregate<S: Splittable + ?Sized>(&self, pass: &Pass<'_, S>) -> Vec<Group> {
         let mut out: Vec<Group> = Vec::with_capacity(pass.blocks.len());
         for block in &pass.blocks {
             if let Some(last) = out.last_mut() {
@@ -238,7 +254,7 @@ impl MarkdownHeaderSplitter {
                 let same = last.meta == block.meta || a.same_as(b);
                 let header_above = !same
                     && a.len() < b.len()
-                    && pass.last_line(last).starts_with('#')
+                    && pass.last_line_starts_with_hash(last)
                     && !self.strip_headers;
                 if same || header_above {
                     last.blocks.end = block.index + 1;
@@ -257,41 +273,26 @@ impl MarkdownHeaderSplitter {
     }
 }
 
-/// Whether every byte is printable ASCII (0x20-0x7E).
-fn ascii_printable(bytes: &[u8]) -> bool {
-    // Branch-free per block, so that it vectorises: most lines are plain ASCII.
-    bytes.chunks(32).all(|block| {
-        block
-            .iter()
-            .fold(true, |ok, &b| ok & (0x20..0x7f).contains(&b))
-    })
-}
-
-/// Python's `"".join(filter(str.isprintable, line))`.
-fn printable(line: &str) -> Cow<'_, str> {
-    if ascii_printable(line.as_bytes()) {
-        return Cow::Borrowed(line);
-    }
-    if line.chars().all(unicode::is_printable) {
-        return Cow::Borrowed(line);
-    }
-    Cow::Owned(line.chars().filter(|&c| unicode::is_printable(c)).collect())
-}
-
 /// `str.count`: non-overlapping occurrences.
-fn count(haystack: &str, needle: &str) -> usize {
-    memmem::find_iter(haystack.as_bytes(), needle.as_bytes()).count()
+fn count<S: Splittable + ?Sized>(finder: &Finder, haystack: &S) -> usize {
+    let mut n = 0;
+    let mut from = 0;
+    while let Some(at) = finder.find(haystack, from) {
+        n += 1;
+        from = at + 3;
+    }
+    n
 }
 
 /// What the line pass found: every kept line, the blocks (runs of lines)
 /// and the metadata versions they were read under.
-struct Pass<'t> {
-    text: &'t str,
+struct Pass<'t, S: Splittable + ?Sized> {
+    text: &'t S,
     /// Kept lines; adjacent ones are merged into one slice of the text.
-    lines: Vec<Cow<'t, str>>,
+    lines: Vec<Cow<'t, S>>,
     blocks: Vec<Block>,
     /// Each header line makes a new version; blocks point at one.
-    metas: Vec<Meta>,
+    metas: Vec<Meta<S::Owned>>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -307,30 +308,25 @@ struct Block {
 /// Consecutive blocks that become one section.
 #[derive(Clone, Debug)]
 struct Group {
-    blocks: std::ops::Range<usize>,
+    blocks: Range<usize>,
     meta: usize,
 }
 
-impl<'t> Pass<'t> {
+impl<'t, S: Splittable + ?Sized> Pass<'t, S> {
     /// Adds a line to the current block. A line that follows the previous one
     /// in the text with just the `\n` between extends it instead: joined with
     /// "\n" they are that slice of the text, copied later in one go.
-    fn push_line(&mut self, line: Cow<'t, str>, block_start: usize) {
-        let base = self.text.as_ptr() as usize;
+    fn push_line(&mut self, line: Cow<'t, S>, block_start: usize) {
         let in_block = self.lines.len() > block_start;
         if let (true, Cow::Borrowed(next), Some(Cow::Borrowed(previous))) =
             (in_block, &line, self.lines.last_mut())
+            // A slice from elsewhere (an empty literal) is never merged.
+            && let (Some(start), Some(next_start)) =
+                (self.text.offset_of(previous), self.text.offset_of(next))
         {
-            // Offsets in the text; a slice from elsewhere (the empty literal
-            // strip returns) falls outside it and is never merged.
-            let start = (previous.as_ptr() as usize).wrapping_sub(base);
-            let gap = start.wrapping_add(previous.len());
-            let next_start = (next.as_ptr() as usize).wrapping_sub(base);
-            if next_start == gap + 1
-                && self.text.as_bytes().get(gap) == Some(&b'\n')
-                && let Some(joined) = self.text.get(start..next_start + next.len())
-            {
-                *previous = joined;
+            let gap = start + previous.len();
+            if next_start == gap + 1 && gap < self.text.len() && self.text.unit(gap) == 0x0A {
+                *previous = &self.text[start..next_start + next.len()];
                 return;
             }
         }
@@ -349,38 +345,36 @@ impl<'t> Pass<'t> {
         }
     }
 
-    /// The last line of a group's text.
-    fn last_line(&self, group: &Group) -> &str {
+    /// Whether the last line of a group's text starts with `#`.
+    fn last_line_starts_with_hash(&self, group: &Group) -> bool {
         let block = &self.blocks[group.blocks.end - 1];
-        let line = &self.lines[block.end - 1];
-        // A line may hold no '\n'; a stripped line never does.
-        line.rsplit('\n').next().unwrap_or("")
+        let line: &S = &self.lines[block.end - 1];
+        // A kept line may hold several lines of the text.
+        let start = (0..line.len())
+            .rev()
+            .find(|&i| line.unit(i) == 0x0A)
+            .map_or(0, |i| i + 1);
+        start < line.len() && line.unit(start) == u32::from(b'#')
     }
 
     /// Appends a group's text: lines of a block joined with "\n", blocks
     /// joined with "  \n".
-    fn write(&self, group: &Group, content: &mut String) {
+    fn write(&self, group: &Group, content: &mut S::Owned) {
         let blocks = &self.blocks[group.blocks.clone()];
-        let size: usize = blocks
-            .iter()
-            .flat_map(|b| &self.lines[b.start..b.end])
-            .map(|l| l.len() + 3)
-            .sum();
-        content.reserve(size);
         for (i, block) in blocks.iter().enumerate() {
             if i > 0 {
-                content.push_str("  \n");
+                S::push_str(content, "  \n");
             }
             for (j, line) in self.lines[block.start..block.end].iter().enumerate() {
                 if j > 0 {
-                    content.push('\n');
+                    S::push_str(content, "\n");
                 }
-                content.push_str(line);
+                S::push(content, line);
             }
         }
     }
 
-    fn metadata(&self, splitter: &MarkdownHeaderSplitter, group: &Group) -> Metadata {
+    fn metadata(&self, splitter: &MarkdownHeaderSplitter, group: &Group) -> Metadata<S::Owned> {
         self.metas[group.meta]
             .0
             .iter()
@@ -390,11 +384,17 @@ impl<'t> Pass<'t> {
 }
 
 /// A small insertion-ordered dict from header name index to header text.
-#[derive(Clone, Debug, Default)]
-struct Meta(Vec<(usize, String)>);
+#[derive(Clone, Debug)]
+struct Meta<O>(Vec<(usize, O)>);
 
-impl Meta {
-    fn set(&mut self, name: usize, value: String) {
+impl<O> Default for Meta<O> {
+    fn default() -> Self {
+        Meta(Vec::new())
+    }
+}
+
+impl<O: PartialEq> Meta<O> {
+    fn set(&mut self, name: usize, value: O) {
         match self.0.iter_mut().find(|(n, _)| *n == name) {
             Some(entry) => entry.1 = value,
             None => self.0.push((name, value)),
@@ -410,7 +410,7 @@ impl Meta {
     }
 
     /// Python dict equality: same keys and values, in any order.
-    fn same_as(&self, other: &Meta) -> bool {
+    fn same_as(&self, other: &Meta<O>) -> bool {
         self.0.len() == other.0.len() && self.0.iter().all(|entry| other.0.contains(entry))
     }
 }
@@ -491,6 +491,52 @@ mod tests {
         let sections = splitter(false).split(md);
         assert_eq!(contents(&sections), ["# A\nxy  \nz"]);
         assert_eq!(sections[0].metadata[0].1, "A");
+    }
+
+    fn as_strings<S: Splittable + ?Sized>(sections: Vec<Section<S::Owned>>) -> Vec<Section> {
+        let string = |o: &S::Owned| Borrow::<S>::borrow(o).to_str().into_owned();
+        sections
+            .iter()
+            .map(|s| Section {
+                content: string(&s.content),
+                metadata: s
+                    .metadata
+                    .iter()
+                    .map(|(k, v)| (k.clone(), string(v)))
+                    .collect(),
+            })
+            .collect()
+    }
+
+    proptest::proptest! {
+        /// A Python string's code units, in each width that holds it, split
+        /// as its UTF-8 does.
+        #[test]
+        fn code_units_split_as_utf8(
+            parts in proptest::collection::vec(
+                proptest::sample::select(&[
+                    "a", "word", " ", "\n", "\n\n", "# ", "## ", "###", "#", "```", "~~~", "`",
+                    "\t", "é", "ÿ", "☃", "\u{3000}", "\u{a0}", "😀", "\u{85}", "\u{7}",
+                    "\u{200b}", "\r\n", "  ",
+                ][..]),
+                0..60,
+            ),
+            strip in proptest::bool::ANY,
+            each_line in proptest::bool::ANY,
+        ) {
+            let text = parts.concat();
+            let splitter =
+                MarkdownHeaderSplitter::new(open_notebook_headers(), each_line, strip).expect("valid");
+            let fitting = |max: u32| -> String { text.chars().filter(|&c| (c as u32) <= max).collect() };
+            let ucs4: Vec<u32> = text.chars().map(u32::from).collect();
+            proptest::prop_assert_eq!(as_strings::<[u32]>(splitter.split(ucs4.as_slice())), splitter.split(text.as_str()));
+            let bmp = fitting(0xFFFF);
+            let ucs2: Vec<u16> = bmp.encode_utf16().collect();
+            proptest::prop_assert_eq!(as_strings::<[u16]>(splitter.split(ucs2.as_slice())), splitter.split(bmp.as_str()));
+            let latin = fitting(0xFF);
+            let latin1: Vec<u8> = latin.chars().map(|c| c as u8).collect();
+            proptest::prop_assert_eq!(as_strings::<[u8]>(splitter.split(latin1.as_slice())), splitter.split(latin.as_str()));
+        }
     }
 
     #[test]

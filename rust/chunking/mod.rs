@@ -8,22 +8,26 @@ mod lines;
 pub mod markdown;
 pub mod recursive;
 pub mod signals;
+pub mod splittable;
 
 use std::ops::Range;
 
+use std::borrow::Borrow;
+
 use crate::error::Result;
-use crate::unicode;
 use detect::ContentType;
 use recursive::{LengthFunction, Piece, RecursiveSplitter};
+use splittable::Splittable;
 
-/// Header name -> header text, in the order a Python dict would hold them.
-pub type Metadata = Vec<(String, String)>;
+/// Header name -> header text, in the order a Python dict would hold them;
+/// texts are `String`s, or the code units of a Python string.
+pub type Metadata<O = String> = Vec<(String, O)>;
 
 /// One document out of a header splitter: its text and the headers above it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Section {
-    pub content: String,
-    pub metadata: Metadata,
+pub struct Section<O = String> {
+    pub content: O,
+    pub metadata: Metadata<O>,
 }
 
 /// Sizes of the chunks, in the unit of the length function used with them.
@@ -54,7 +58,7 @@ pub enum Source {
     Rebuilt,
 }
 
-/// A chunk: a byte range of its source.
+/// A chunk: a range of its source (bytes of a `str`, units of code units).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Chunk {
     pub source: Source,
@@ -62,12 +66,12 @@ pub struct Chunk {
 }
 
 /// The chunks of one text, and the text rebuilt by a header splitter that
-/// some of them point into.
+/// some of them point into (a `String`, or code units as the input's).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Chunks {
+pub struct Chunks<O = String> {
     pub chunks: Vec<Chunk>,
     /// The rebuilt sections, one after the other.
-    pub rebuilt: String,
+    pub rebuilt: O,
     /// The type the text was split as; `None` when it needed no splitting.
     pub content_type: Option<ContentType>,
     /// The input's length in the unit of the length function when it fits in
@@ -76,13 +80,70 @@ pub struct Chunks {
     pub input_length: usize,
 }
 
-impl Chunks {
-    /// The text of chunk `i`, given the input it came from.
-    pub fn text<'a>(&'a self, input: &'a str, chunk: &Chunk) -> &'a str {
+impl<O> Chunks<O> {
+    /// The text of a chunk, given the input it came from.
+    pub fn text<'a, S>(&'a self, input: &'a S, chunk: &Chunk) -> &'a S
+    where
+        S: Splittable + ToOwned<Owned = O> + ?Sized,
+        O: Borrow<S>,
+    {
         match chunk.source {
             Source::Input => &input[chunk.range.clone()],
-            Source::Rebuilt => &self.rebuilt[chunk.range.clone()],
+            Source::Rebuilt => &Borrow::<S>::borrow(&self.rebuilt)[chunk.range.clone()],
         }
+    }
+}
+
+/// What `chunk_text` does with a text, decided before any splitting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// Blank: no chunks.
+    Blank,
+    /// Within the chunk size (its length in the unit): the text as it is.
+    Whole(usize),
+    /// Split as this type; the length is above the chunk size.
+    Split(ContentType, usize),
+}
+
+/// The first steps of Open Notebook's `chunk_text`: blank text, short text,
+/// then the content type.
+pub fn plan<S, L>(
+    text: &S,
+    content_type: Option<ContentType>,
+    file_path: Option<&str>,
+    sizes: ChunkSizes,
+    length: &L,
+) -> Plan
+where
+    S: Splittable + ?Sized,
+    L: LengthFunction<S>,
+{
+    if text.strip_range().is_empty() {
+        return Plan::Blank;
+    }
+    let input_length = length.length_up_to(text, sizes.chunk_size);
+    if input_length <= sizes.chunk_size {
+        return Plan::Whole(input_length);
+    }
+    let content_type = content_type.unwrap_or_else(|| {
+        let sample = text.char_prefix(detect::SAMPLE_CHARS).to_str();
+        detect::detect(&sample, file_path).content_type
+    });
+    Plan::Split(content_type, input_length)
+}
+
+impl<O: Default> Chunks<O> {
+    /// The chunks of a text that needs no splitting.
+    fn unsplit(plan: Plan, len: usize) -> Self {
+        let mut out = Chunks::default();
+        if let Plan::Whole(length) = plan {
+            out.input_length = length;
+            out.chunks.push(Chunk {
+                source: Source::Input,
+                range: 0..len,
+            });
+        }
+        out
     }
 }
 
@@ -94,73 +155,142 @@ pub fn chunk_text<L: LengthFunction>(
     sizes: ChunkSizes,
     length: &L,
 ) -> Result<Chunks> {
-    let mut out = Chunks::default();
-    if unicode::is_blank(text) {
-        return Ok(out);
+    match plan(text, content_type, file_path, sizes, length) {
+        Plan::Split(ContentType::Html, len) => split_html(text, len, sizes, length),
+        Plan::Split(content_type, len) => split(text, content_type, len, sizes, length),
+        other => Ok(Chunks::unsplit(other, text.len())),
     }
-    out.input_length = length.length_up_to(text, sizes.chunk_size);
-    if out.input_length <= sizes.chunk_size {
-        out.chunks.push(Chunk {
-            source: Source::Input,
-            range: 0..text.len(),
-        });
-        return Ok(out);
+}
+
+/// Open Notebook's chunks of a text in either form ([`Splittable`]); HTML,
+/// which needs a `str`, is left to [`chunk_text`]: `None`.
+pub fn chunk_text_unless_html<S, L>(
+    text: &S,
+    content_type: Option<ContentType>,
+    file_path: Option<&str>,
+    sizes: ChunkSizes,
+    length: &L,
+) -> Result<Option<Chunks<S::Owned>>>
+where
+    S: Splittable + ?Sized,
+    L: LengthFunction<S>,
+{
+    match plan(text, content_type, file_path, sizes, length) {
+        Plan::Split(ContentType::Html, _) => Ok(None),
+        Plan::Split(content_type, len) => split(text, content_type, len, sizes, length).map(Some),
+        other => Ok(Some(Chunks::unsplit(other, text.len()))),
     }
-    let content_type = content_type.unwrap_or_else(|| detect::detect(text, file_path).content_type);
-    out.content_type = Some(content_type);
-    let splitter = RecursiveSplitter::open_notebook(sizes.chunk_size, sizes.chunk_overlap)?;
-    let sections = match content_type {
-        ContentType::Plain => {
-            let pieces = splitter.split(text, length);
-            push_pieces(&mut out, Source::Input, 0, pieces);
-            Vec::new()
-        }
-        ContentType::Markdown => {
-            let headers = markdown::open_notebook_headers();
-            let md = markdown::MarkdownHeaderSplitter::new(headers, false, false)?;
-            out.rebuilt.reserve(text.len());
-            md.split_into(text, &mut out.rebuilt)
-        }
-        ContentType::Html => {
-            let headers = html::open_notebook_headers();
-            let sections = html::HtmlHeaderSplitter::new(headers, false)?.split(text)?;
-            let mut ranges = Vec::with_capacity(sections.len());
-            for section in sections {
-                let start = out.rebuilt.len();
-                out.rebuilt.push_str(&section.content);
-                ranges.push(start..out.rebuilt.len());
-            }
-            ranges
-        }
+}
+
+/// Splits a long plain or Markdown text.
+fn split<S, L>(
+    text: &S,
+    content_type: ContentType,
+    input_length: usize,
+    sizes: ChunkSizes,
+    length: &L,
+) -> Result<Chunks<S::Owned>>
+where
+    S: Splittable + ?Sized,
+    L: LengthFunction<S>,
+{
+    let mut out = Chunks {
+        content_type: Some(content_type),
+        input_length,
+        ..Chunks::default()
     };
+    let splitter = RecursiveSplitter::open_notebook(sizes.chunk_size, sizes.chunk_overlap)?;
+    if content_type == ContentType::Markdown {
+        let headers = markdown::open_notebook_headers();
+        let md = markdown::MarkdownHeaderSplitter::new(headers, false, false)?;
+        let sections = md.split_into(text, &mut out.rebuilt);
+        split_sections(&mut out, sections, &splitter, sizes, length);
+    } else {
+        let pieces = splitter.split(text, length);
+        push_pieces::<S>(&mut out, Source::Input, 0, pieces);
+    }
+    finish(&mut out, text, sizes, length);
+    Ok(out)
+}
+
+/// Splits a long HTML text.
+fn split_html<L: LengthFunction>(
+    text: &str,
+    input_length: usize,
+    sizes: ChunkSizes,
+    length: &L,
+) -> Result<Chunks> {
+    let mut out: Chunks = Chunks {
+        content_type: Some(ContentType::Html),
+        input_length,
+        ..Chunks::default()
+    };
+    let splitter = RecursiveSplitter::open_notebook(sizes.chunk_size, sizes.chunk_overlap)?;
+    let headers = html::open_notebook_headers();
+    let sections = html::HtmlHeaderSplitter::new(headers, false)?.split(text)?;
+    let mut ranges = Vec::with_capacity(sections.len());
+    for section in sections {
+        let start = out.rebuilt.len();
+        out.rebuilt.push_str(&section.content);
+        ranges.push(start..out.rebuilt.len());
+    }
+    split_sections(&mut out, ranges, &splitter, sizes, length);
+    finish(&mut out, text, sizes, length);
+    Ok(out)
+}
+
+/// Splits again the rebuilt sections longer than the chunk size.
+fn split_sections<S, L>(
+    out: &mut Chunks<S::Owned>,
+    sections: Vec<Range<usize>>,
+    splitter: &RecursiveSplitter,
+    sizes: ChunkSizes,
+    length: &L,
+) where
+    S: Splittable + ?Sized,
+    L: LengthFunction<S>,
+{
     for range in sections {
-        let section = &out.rebuilt[range.clone()];
+        let section: &S = &Borrow::<S>::borrow(&out.rebuilt)[range.clone()];
         let pieces = if length.length_up_to(section, sizes.chunk_size) > sizes.chunk_size {
             splitter.split(section, length)
         } else {
             vec![Piece::Span(0..section.len())]
         };
-        push_pieces(&mut out, Source::Rebuilt, range.start, pieces);
+        push_pieces::<S>(out, Source::Rebuilt, range.start, pieces);
     }
-    strip_chunks(&mut out, text);
-    if let Some(min) = sizes.min_chunk_size {
-        drop_small_chunks(&mut out, text, min, length);
-    }
-    Ok(out)
 }
 
-/// Adds split pieces of `source` whose text starts at byte `base` there.
-fn push_pieces(out: &mut Chunks, source: Source, base: usize, pieces: Vec<Piece>) {
+/// Strips the chunks and drops the empty (and, in token mode, small) ones.
+fn finish<S, L>(out: &mut Chunks<S::Owned>, input: &S, sizes: ChunkSizes, length: &L)
+where
+    S: Splittable + ?Sized,
+    L: LengthFunction<S>,
+{
+    strip_chunks(out, input);
+    if let Some(min) = sizes.min_chunk_size {
+        drop_small_chunks(out, input, min, length);
+    }
+}
+
+/// Adds split pieces of `source` whose text starts at `base` there.
+fn push_pieces<S: Splittable + ?Sized>(
+    out: &mut Chunks<S::Owned>,
+    source: Source,
+    base: usize,
+    pieces: Vec<Piece<S::Owned>>,
+) {
     for piece in pieces {
         let range = match piece {
             Piece::Span(r) => base + r.start..base + r.end,
             Piece::Text(text) => {
                 // Only when separators are discarded, which the pipeline never does.
-                let start = out.rebuilt.len();
-                out.rebuilt.push_str(&text);
+                let len = |o: &S::Owned| Borrow::<S>::borrow(o).len();
+                let start = len(&out.rebuilt);
+                S::push(&mut out.rebuilt, text.borrow());
                 out.chunks.push(Chunk {
                     source: Source::Rebuilt,
-                    range: start..out.rebuilt.len(),
+                    range: start..len(&out.rebuilt),
                 });
                 continue;
             }
@@ -170,28 +300,28 @@ fn push_pieces(out: &mut Chunks, source: Source, base: usize, pieces: Vec<Piece>
 }
 
 /// `[c.strip() for c in chunks if c and c.strip()]`.
-fn strip_chunks(out: &mut Chunks, input: &str) {
+fn strip_chunks<S: Splittable + ?Sized>(out: &mut Chunks<S::Owned>, input: &S) {
     let Chunks {
         chunks, rebuilt, ..
     } = out;
+    let rebuilt: &S = (*rebuilt).borrow();
     chunks.retain_mut(|chunk| {
         let source = match chunk.source {
             Source::Input => input,
-            Source::Rebuilt => rebuilt.as_str(),
+            Source::Rebuilt => rebuilt,
         };
-        let slice = &source[chunk.range.clone()];
-        let kept = unicode::strip(slice);
-        if kept.is_empty() {
-            // `strip` returns a literal "", which lies outside `slice`.
-            return false;
-        }
-        let start = chunk.range.start + (kept.as_ptr() as usize - slice.as_ptr() as usize);
-        chunk.range = start..start + kept.len();
-        true
+        let kept = source[chunk.range.clone()].strip_range();
+        let start = chunk.range.start;
+        chunk.range = start + kept.start..start + kept.end;
+        !kept.is_empty()
     });
 }
 
-fn drop_small_chunks<L: LengthFunction>(out: &mut Chunks, input: &str, min: usize, length: &L) {
+fn drop_small_chunks<S, L>(out: &mut Chunks<S::Owned>, input: &S, min: usize, length: &L)
+where
+    S: Splittable + ?Sized,
+    L: LengthFunction<S>,
+{
     if min == 0 || out.chunks.len() <= 1 {
         return;
     }

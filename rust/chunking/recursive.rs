@@ -12,24 +12,27 @@
 //!   held, so splitting 100 MB into single characters needs no per-character
 //!   allocation.
 //! - With the separator kept (the default), every chunk is a contiguous slice
-//!   of the input, returned as a byte range, never copied.
+//!   of the input, returned as a range, never copied.
+//! - The text is a `str` or a Python string's own code units
+//!   ([`Splittable`]): the latter needs no transcoding, and its length in
+//!   characters is its length.
 
 use std::collections::VecDeque;
 use std::ops::Range;
 
-use memchr::memmem;
+use std::borrow::Borrow;
 
+use super::splittable::{Finder, Splittable};
 use crate::error::{Error, Result};
-use crate::unicode;
 
 /// How long a piece of text is, for chunk sizing.
-pub trait LengthFunction: Sync {
-    fn length(&self, text: &str) -> usize;
+pub trait LengthFunction<S: Splittable + ?Sized = str>: Sync {
+    fn length(&self, text: &S) -> usize;
 
     /// The length when it is at most `limit`; otherwise any value above
     /// `limit`. Splitting mostly asks "is this over the size?", which a
     /// costly length (tokens) can answer without measuring everything.
-    fn length_up_to(&self, text: &str, _limit: usize) -> usize {
+    fn length_up_to(&self, text: &S, _limit: usize) -> usize {
         self.length(text)
     }
 }
@@ -38,10 +41,10 @@ pub trait LengthFunction: Sync {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CharLength;
 
-impl LengthFunction for CharLength {
+impl<S: Splittable + ?Sized> LengthFunction<S> for CharLength {
     #[inline]
-    fn length(&self, text: &str) -> usize {
-        unicode::char_len(text)
+    fn length(&self, text: &S) -> usize {
+        text.char_len()
     }
 }
 
@@ -56,12 +59,12 @@ pub enum KeepSeparator {
     End,
 }
 
-/// One chunk: a byte range of the input, or text that is not one (only when
+/// One chunk: a range of the input, or text that is not one (only when
 /// separators are discarded and a repeated separator had to be re-joined).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Piece {
+pub enum Piece<O = String> {
     Span(Range<usize>),
-    Text(String),
+    Text(O),
 }
 
 /// langchain's default separators.
@@ -69,25 +72,18 @@ pub const DEFAULT_SEPARATORS: [&str; 4] = ["\n\n", "\n", " ", ""];
 /// The separators Open Notebook uses.
 pub const OPEN_NOTEBOOK_SEPARATORS: [&str; 6] = ["\n\n", "\n", ". ", ", ", " ", ""];
 
-/// A separator and its searcher, built once per splitter.
+/// A separator and its searcher in one form of text.
 #[derive(Clone, Debug)]
-struct Separator {
-    text: String,
-    finder: memmem::Finder<'static>,
-}
-
-impl Separator {
-    fn new(text: String) -> Self {
-        let finder = memmem::Finder::new(text.as_bytes()).into_owned();
-        Self { text, finder }
-    }
+struct Separator<'a> {
+    text: &'a str,
+    finder: Finder,
 }
 
 #[derive(Clone, Debug)]
 pub struct RecursiveSplitter {
     chunk_size: usize,
     chunk_overlap: usize,
-    separators: Vec<Separator>,
+    separators: Vec<String>,
     keep_separator: KeepSeparator,
     strip_whitespace: bool,
 }
@@ -118,7 +114,6 @@ impl RecursiveSplitter {
         } else {
             separators
         };
-        let separators = separators.into_iter().map(Separator::new).collect();
         Ok(Self {
             chunk_size,
             chunk_overlap,
@@ -147,24 +142,39 @@ impl RecursiveSplitter {
         self.chunk_size
     }
 
-    /// Splits `text`; spans are byte ranges of `text`.
-    pub fn split<L: LengthFunction>(&self, text: &str, length: &L) -> Vec<Piece> {
+    /// Splits `text`; spans are ranges of `text`.
+    pub fn split<S, L>(&self, text: &S, length: &L) -> Vec<Piece<S::Owned>>
+    where
+        S: Splittable + ?Sized,
+        L: LengthFunction<S>,
+    {
+        let separators: Vec<Separator<'_>> = self
+            .separators
+            .iter()
+            .map(|text| Separator {
+                text,
+                finder: Finder::new::<S>(text),
+            })
+            .collect();
         let mut out = Vec::new();
-        self.split_into(text, 0, &self.separators, length, &mut out);
+        self.split_into(text, 0, &separators, length, &mut out);
         out
     }
 
-    fn split_into<L: LengthFunction>(
+    fn split_into<S, L>(
         &self,
-        text: &str,
+        text: &S,
         base: usize,
-        separators: &[Separator],
+        separators: &[Separator<'_>],
         length: &L,
-        out: &mut Vec<Piece>,
-    ) {
+        out: &mut Vec<Piece<S::Owned>>,
+    ) where
+        S: Splittable + ?Sized,
+        L: LengthFunction<S>,
+    {
         let (separator, remaining) = choose_separator(text, separators);
         let merge_separator = match (self.keep_separator, separator) {
-            (KeepSeparator::Discard, Some(sep)) => sep.text.as_str(),
+            (KeepSeparator::Discard, Some(sep)) => sep.text,
             _ => "",
         };
         let mut merger = Merger::new(self, text, base, merge_separator, length);
@@ -189,15 +199,15 @@ impl RecursiveSplitter {
 
 /// The first separator that occurs in `text` (the empty one always does;
 /// `None` stands for it), and the separators left for splitting its pieces.
-fn choose_separator<'s>(
-    text: &str,
-    separators: &'s [Separator],
-) -> (Option<&'s Separator>, &'s [Separator]) {
+fn choose_separator<'s, 'a, S: Splittable + ?Sized>(
+    text: &S,
+    separators: &'s [Separator<'a>],
+) -> (Option<&'s Separator<'a>>, &'s [Separator<'a>]) {
     for (i, sep) in separators.iter().enumerate() {
         if sep.text.is_empty() {
             return (None, &[]);
         }
-        if sep.finder.find(text.as_bytes()).is_some() {
+        if sep.finder.find(text, 0).is_some() {
             return (Some(sep), &separators[i + 1..]);
         }
     }
@@ -206,58 +216,56 @@ fn choose_separator<'s>(
 
 /// The non-empty pieces of `text` cut at every (non-overlapping) occurrence of
 /// `separator`, or its characters for the empty separator.
-struct Pieces<'a> {
-    text: &'a str,
-    cuts: Cuts<'a>,
+struct Pieces<'a, S: ?Sized> {
+    text: &'a S,
+    /// `None`: the empty separator.
+    finder: Option<&'a Finder>,
     keep: KeepSeparator,
     separator_len: usize,
     /// Where the next piece starts; `None` once the last one was given.
     next: Option<usize>,
+    /// Where the search for the next separator resumes.
+    search_from: usize,
 }
 
-/// Where a separator occurs: a one-byte separator ("\n", " ") is found with
-/// `memchr`, whose iterator costs less per match than a substring searcher's.
-enum Cuts<'a> {
-    Chars(std::str::CharIndices<'a>),
-    Byte(memchr::Memchr<'a>),
-    Substring(Box<memmem::FindIter<'a, 'a>>),
-}
-
-fn pieces<'a>(text: &'a str, separator: Option<&'a Separator>, keep: KeepSeparator) -> Pieces<'a> {
-    let cuts = match separator {
-        None => Cuts::Chars(text.char_indices()),
-        Some(sep) => match sep.text.as_bytes() {
-            &[byte] => Cuts::Byte(memchr::memchr_iter(byte, text.as_bytes())),
-            _ => Cuts::Substring(Box::new(sep.finder.find_iter(text.as_bytes()))),
-        },
-    };
+fn pieces<'a, S: Splittable + ?Sized>(
+    text: &'a S,
+    separator: Option<&'a Separator<'_>>,
+    keep: KeepSeparator,
+) -> Pieces<'a, S> {
+    let separator_len = separator.map_or(0, |s| {
+        S::needle_bytes(s.text).map_or(0, |b| b.len() / S::UNIT_SIZE)
+    });
     Pieces {
         text,
-        cuts,
+        finder: separator.map(|s| &s.finder),
         keep,
-        separator_len: separator.map_or(0, |s| s.text.len()),
+        separator_len,
         next: Some(0),
+        search_from: 0,
     }
 }
 
-impl Iterator for Pieces<'_> {
+impl<S: Splittable + ?Sized> Iterator for Pieces<'_, S> {
     type Item = Range<usize>;
 
     fn next(&mut self) -> Option<Range<usize>> {
         loop {
             let start = self.next?;
-            let found = match &mut self.cuts {
-                Cuts::Chars(chars) => {
-                    let Some((i, c)) = chars.next() else {
-                        self.next = None;
-                        return None;
-                    };
-                    return Some(i..i + c.len_utf8());
+            let Some(finder) = self.finder else {
+                if start >= self.text.len() {
+                    self.next = None;
+                    return None;
                 }
-                Cuts::Byte(matches) => matches.next(),
-                Cuts::Substring(matches) => matches.next(),
+                let end = self.text.char_end(start);
+                self.next = Some(end);
+                return Some(start..end);
             };
+            let found = finder.find(self.text, self.search_from);
             let len = self.separator_len;
+            if let Some(at) = found {
+                self.search_from = at + len;
+            }
             let (range, next) = match (found, self.keep) {
                 (Some(at), KeepSeparator::Start) => (start..at, Some(at)),
                 (Some(at), KeepSeparator::End) => (start..at + len, Some(at + len)),
@@ -273,28 +281,35 @@ impl Iterator for Pieces<'_> {
 }
 
 /// langchain's `_merge_splits`, fed one piece at a time.
-struct Merger<'a, L> {
-    text: &'a str,
+struct Merger<'a, S: Splittable + ?Sized, L> {
+    text: &'a S,
     base: usize,
     chunk_size: usize,
     chunk_overlap: usize,
     strip: bool,
     separator: &'a str,
     separator_len: usize,
-    /// The current chunk's pieces: byte range in `text` and length.
+    /// The current chunk's pieces: range in `text` and length.
     window: VecDeque<(Range<usize>, usize)>,
     total: usize,
     _length: std::marker::PhantomData<L>,
 }
 
-impl<'a, L: LengthFunction> Merger<'a, L> {
+impl<'a, S: Splittable + ?Sized, L: LengthFunction<S>> Merger<'a, S, L> {
     fn new(
         splitter: &RecursiveSplitter,
-        text: &'a str,
+        text: &'a S,
         base: usize,
         separator: &'a str,
         length: &L,
     ) -> Self {
+        let separator_len = if separator.is_empty() {
+            0
+        } else {
+            let mut owned = S::Owned::default();
+            S::push_str(&mut owned, separator);
+            length.length(owned.borrow())
+        };
         Self {
             text,
             base,
@@ -302,11 +317,7 @@ impl<'a, L: LengthFunction> Merger<'a, L> {
             chunk_overlap: splitter.chunk_overlap,
             strip: splitter.strip_whitespace,
             separator,
-            separator_len: if separator.is_empty() {
-                0
-            } else {
-                length.length(separator)
-            },
+            separator_len,
             window: VecDeque::new(),
             total: 0,
             _length: std::marker::PhantomData,
@@ -322,7 +333,7 @@ impl<'a, L: LengthFunction> Merger<'a, L> {
         self.total + len + sep
     }
 
-    fn push(&mut self, range: Range<usize>, len: usize, out: &mut Vec<Piece>) {
+    fn push(&mut self, range: Range<usize>, len: usize, out: &mut Vec<Piece<S::Owned>>) {
         if self.joined_len(len) > self.chunk_size && !self.window.is_empty() {
             self.emit(out);
             while self.total > self.chunk_overlap
@@ -349,46 +360,47 @@ impl<'a, L: LengthFunction> Merger<'a, L> {
     }
 
     /// Emits the last chunk of this run and starts afresh.
-    fn finish(&mut self, out: &mut Vec<Piece>) {
+    fn finish(&mut self, out: &mut Vec<Piece<S::Owned>>) {
         self.emit(out);
         self.window.clear();
         self.total = 0;
     }
 
-    fn emit(&self, out: &mut Vec<Piece>) {
+    fn emit(&self, out: &mut Vec<Piece<S::Owned>>) {
         let (Some((first, _)), Some((last, _))) = (self.window.front(), self.window.back()) else {
             return;
         };
         let contiguous = self.separator.is_empty();
         if contiguous {
-            let slice = &self.text[first.start..last.end];
+            let span = first.start..last.end;
             let kept = if self.strip {
-                unicode::strip(slice)
+                let r = self.text[span.clone()].strip_range();
+                span.start + r.start..span.start + r.end
             } else {
-                slice
+                span
             };
             if !kept.is_empty() {
-                let start = first.start + (kept.as_ptr() as usize - slice.as_ptr() as usize);
-                out.push(Piece::Span(
-                    self.base + start..self.base + start + kept.len(),
-                ));
+                out.push(Piece::Span(self.base + kept.start..self.base + kept.end));
             }
             return;
         }
-        let mut joined = String::new();
+        let mut joined = S::Owned::default();
         for (i, (range, _)) in self.window.iter().enumerate() {
             if i > 0 {
-                joined.push_str(self.separator);
+                S::push_str(&mut joined, self.separator);
             }
-            joined.push_str(&self.text[range.clone()]);
+            S::push(&mut joined, &self.text[range.clone()]);
         }
+        let whole: &S = joined.borrow();
         let kept = if self.strip {
-            unicode::strip(&joined)
+            whole.strip_range()
         } else {
-            &joined
+            0..whole.len()
         };
         if !kept.is_empty() {
-            out.push(Piece::Text(kept.to_string()));
+            let mut text = S::Owned::default();
+            S::push(&mut text, &whole[kept]);
+            out.push(Piece::Text(text));
         }
     }
 }
@@ -468,6 +480,62 @@ mod tests {
     fn multibyte_characters_are_counted_as_code_points() {
         let s = splitter(3, 0, &[""], KeepSeparator::Start);
         assert_eq!(split(&s, "ééééé☃"), ["ééé", "éé☃"]);
+    }
+
+    /// The chunks of `text` as strings, whichever its form.
+    fn chunk_strings<S: Splittable + ?Sized>(
+        text: &S,
+        pieces: Vec<Piece<S::Owned>>,
+    ) -> Vec<String> {
+        pieces
+            .into_iter()
+            .map(|p| match p {
+                Piece::Span(r) => text[r].to_str().into_owned(),
+                Piece::Text(t) => t.borrow().to_str().into_owned(),
+            })
+            .collect()
+    }
+
+    proptest::proptest! {
+        /// A Python string's code units, in each width that holds it, split
+        /// as its UTF-8 does.
+        #[test]
+        fn code_units_split_as_utf8(
+            parts in proptest::collection::vec(
+                proptest::sample::select(&[
+                    "a", "bc", " ", "\n", "\n\n", ". ", ", ", "\t", "é", "ÿ", "☃", "\u{3000}",
+                    "\u{a0}", "😀", "\u{85}", "--",
+                ][..]),
+                0..60,
+            ),
+            size in 1usize..24,
+            overlap_pct in 0usize..100,
+            seps in proptest::sample::select(&[0usize, 1, 2, 3][..]),
+            keep in proptest::sample::select(&[KeepSeparator::Start, KeepSeparator::End, KeepSeparator::Discard][..]),
+            strip in proptest::bool::ANY,
+        ) {
+            let text = parts.concat();
+            let separators: &[&str] = match seps {
+                0 => &OPEN_NOTEBOOK_SEPARATORS,
+                1 => &DEFAULT_SEPARATORS,
+                2 => &["☃", "é", " ", ""],
+                _ => &["--", "\u{3000}", "ÿ"],
+            };
+            let seps = separators.iter().map(|s| s.to_string()).collect();
+            let splitter = RecursiveSplitter::new(size, size * overlap_pct / 100, seps, keep, strip)
+                .expect("valid");
+            // Each width gets the characters it can hold.
+            let fitting = |max: u32| -> String { text.chars().filter(|&c| (c as u32) <= max).collect() };
+            let expected = |text: &str| chunk_strings(text, splitter.split(text, &CharLength));
+            let ucs4: Vec<u32> = text.chars().map(|c| c as u32).collect();
+            proptest::prop_assert_eq!(chunk_strings(ucs4.as_slice(), splitter.split(ucs4.as_slice(), &CharLength)), expected(&text));
+            let bmp = fitting(0xFFFF);
+            let ucs2: Vec<u16> = bmp.encode_utf16().collect();
+            proptest::prop_assert_eq!(chunk_strings(ucs2.as_slice(), splitter.split(ucs2.as_slice(), &CharLength)), expected(&bmp));
+            let latin = fitting(0xFF);
+            let latin1: Vec<u8> = latin.chars().map(|c| c as u8).collect();
+            proptest::prop_assert_eq!(chunk_strings(latin1.as_slice(), splitter.split(latin1.as_slice(), &CharLength)), expected(&latin));
+        }
     }
 
     #[test]

@@ -3,17 +3,17 @@
 use pyo3::exceptions::PyValueError;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyString};
 use rayon::prelude::*;
 
-use super::text::{PyText, UnreadText};
+use super::text::{PyText, UnreadText, new_string};
 use crate::chunking::detect::{self, ContentType};
 use crate::chunking::html::HtmlHeaderSplitter;
 use crate::chunking::markdown::MarkdownHeaderSplitter;
-use crate::chunking::recursive::{CharLength, KeepSeparator, RecursiveSplitter};
+use crate::chunking::recursive::{CharLength, KeepSeparator, Piece, RecursiveSplitter};
 use crate::chunking::{self, ChunkSizes, Chunks, Section, Source};
 use crate::error::Result;
-use crate::text::Surrogates;
+use crate::text::{CodeUnit, CodeUnits, Surrogates};
 use crate::tokens::{Encoding, TokenLength};
 
 fn content_type_arg(name: Option<&str>) -> PyResult<Option<ContentType>> {
@@ -130,7 +130,7 @@ fn unit_arg(unit: &str, encoding: &str) -> PyResult<Unit> {
     }
 }
 
-/// Chunks one text in the given unit.
+/// Chunks one text in the given unit, as UTF-8.
 fn chunk_in_unit(
     text: &PyText,
     content_type: Option<ContentType>,
@@ -148,6 +148,92 @@ fn chunk_in_unit(
     }
 }
 
+/// The chunks of one text, computed on its code units when possible (no
+/// transcoding, and characters are units), else on its UTF-8.
+enum Chunked {
+    Latin1(UnreadText, Chunks<Vec<u8>>),
+    Ucs2(UnreadText, Chunks<Vec<u16>>),
+    Ucs4(UnreadText, Chunks<Vec<u32>>),
+    Utf8(PyText, Chunks),
+}
+
+/// Chunks one text. Counting characters, plain text and Markdown are split
+/// on the code units; HTML (parsed as UTF-8) and tokens (BPE on UTF-8) on
+/// the transcoded text.
+fn chunk_one(
+    text: UnreadText,
+    content_type: Option<ContentType>,
+    path: Option<&str>,
+    sizes: ChunkSizes,
+    unit: Unit,
+) -> Result<Chunked> {
+    if let Unit::Chars = unit {
+        let (ct, sizes) = (content_type, sizes);
+        match text.units() {
+            CodeUnits::Latin1(u) => {
+                if let Some(c) = chunking::chunk_text_unless_html(u, ct, path, sizes, &CharLength)?
+                {
+                    return Ok(Chunked::Latin1(text, c));
+                }
+            }
+            CodeUnits::Ucs2(u) => {
+                if let Some(c) = chunking::chunk_text_unless_html(u, ct, path, sizes, &CharLength)?
+                {
+                    return Ok(Chunked::Ucs2(text, c));
+                }
+            }
+            CodeUnits::Ucs4(u) => {
+                if let Some(c) = chunking::chunk_text_unless_html(u, ct, path, sizes, &CharLength)?
+                {
+                    return Ok(Chunked::Ucs4(text, c));
+                }
+            }
+        }
+    }
+    let text = text.read(Surrogates::Map)?;
+    let chunks = chunk_in_unit(&text, content_type, path, sizes, unit)?;
+    Ok(Chunked::Utf8(text, chunks))
+}
+
+/// The Python list of a text's chunks.
+fn chunked_list<'py>(py: Python<'py>, chunked: Chunked) -> PyResult<Bound<'py, PyList>> {
+    match chunked {
+        Chunked::Utf8(mut text, chunks) => {
+            if chunks.chunks.iter().all(|c| c.source == Source::Rebuilt) {
+                // Peak memory: the input's copy is not needed to make the strings.
+                text.release_copy();
+            }
+            chunk_list(py, &text, &chunks)
+        }
+        Chunked::Latin1(text, chunks) => match text.units() {
+            CodeUnits::Latin1(u) => unit_chunk_list(py, u, &chunks),
+            _ => Err(PyValueError::new_err("internal error: code units changed")),
+        },
+        Chunked::Ucs2(text, chunks) => match text.units() {
+            CodeUnits::Ucs2(u) => unit_chunk_list(py, u, &chunks),
+            _ => Err(PyValueError::new_err("internal error: code units changed")),
+        },
+        Chunked::Ucs4(text, chunks) => match text.units() {
+            CodeUnits::Ucs4(u) => unit_chunk_list(py, u, &chunks),
+            _ => Err(PyValueError::new_err("internal error: code units changed")),
+        },
+    }
+}
+
+/// The chunks of code units `input` as Python strings.
+fn unit_chunk_list<'py, T: CodeUnit>(
+    py: Python<'py>,
+    input: &[T],
+    chunks: &Chunks<Vec<T>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let items = chunks
+        .chunks
+        .iter()
+        .map(|c| new_string(py, &[chunks.text(input, c)]))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
 /// Chunks of one text, the content type it was split as (None when it needed
 /// no splitting), and its length in the unit.
 #[pyfunction]
@@ -156,7 +242,7 @@ fn chunk_in_unit(
 #[allow(clippy::too_many_arguments)]
 fn chunk_text<'py>(
     py: Python<'py>,
-    mut text: PyText,
+    text: UnreadText,
     content_type: Option<&str>,
     file_path: Option<PyText>,
     chunk_size: i64,
@@ -169,17 +255,15 @@ fn chunk_text<'py>(
     let sizes = sizes_arg(chunk_size, chunk_overlap, min_chunk_size)?;
     let unit = unit_arg(unit, encoding)?;
     let path = file_path.as_ref().map(PyText::as_str);
-    let chunks = py.detach(|| chunk_in_unit(&text, content_type, path, sizes, unit))?;
-    if chunks.chunks.iter().all(|c| c.source == Source::Rebuilt) {
-        // Peak memory: the input's copy is not needed to make the strings.
-        text.release_copy();
-    }
-    let list = chunk_list(py, &text, &chunks)?;
-    Ok((
-        list,
-        chunks.content_type.map(ContentType::as_str),
-        chunks.input_length,
-    ))
+    let chunked = py.detach(|| chunk_one(text, content_type, path, sizes, unit))?;
+    let (content_type, input_length) = match &chunked {
+        Chunked::Latin1(_, c) => (c.content_type, c.input_length),
+        Chunked::Ucs2(_, c) => (c.content_type, c.input_length),
+        Chunked::Ucs4(_, c) => (c.content_type, c.input_length),
+        Chunked::Utf8(_, c) => (c.content_type, c.input_length),
+    };
+    let list = chunked_list(py, chunked)?;
+    Ok((list, content_type.map(ContentType::as_str), input_length))
 }
 
 /// `chunk_text` over many texts on all cores; the first error (in input
@@ -233,24 +317,17 @@ fn chunk_texts<'py>(
     // overlaps instead: batch k is read and chunked on the pool while batch
     // k-1 is turned into lists. Without this, that serial part caps the
     // speed-up. Texts are transcoded on the pool too, for the same reason.
-    type Done = Vec<Result<(PyText, Chunks)>>;
+    type Done = Vec<Result<Chunked>>;
     let compute = |batch: Vec<(usize, UnreadText)>| -> Done {
         batch
             .into_par_iter()
-            .map(|(i, text)| {
-                let text = text.read(Surrogates::Map)?;
-                let chunks = chunk_in_unit(&text, types[i], path_of(i), sizes, unit)?;
-                Ok((text, chunks))
-            })
+            .map(|(i, text)| chunk_one(text, types[i], path_of(i), sizes, unit))
             .collect()
     };
     let convert = |done: Done| -> PyResult<Vec<Py<PyList>>> {
         Python::attach(|py| {
             done.into_iter()
-                .map(|item| {
-                    let (text, chunks) = item?;
-                    Ok(chunk_list(py, &text, &chunks)?.unbind())
-                })
+                .map(|item| Ok(chunked_list(py, item?)?.unbind()))
                 .collect()
         })
     };
@@ -291,19 +368,20 @@ fn batches(texts: Vec<UnreadText>) -> Vec<Vec<(usize, UnreadText)>> {
     out
 }
 
-fn sections_to_py<'py>(
+/// `(page_content, metadata)` pairs, with `to_py` making the strings.
+fn sections_to_py<'py, O>(
     py: Python<'py>,
-    text: &PyText,
-    sections: Vec<Section>,
+    sections: Vec<Section<O>>,
+    to_py: impl Fn(&O) -> PyResult<Bound<'py, PyString>>,
 ) -> PyResult<Bound<'py, PyList>> {
     let items = sections
         .into_iter()
         .map(|section| {
             let metadata = PyDict::new(py);
             for (name, value) in &section.metadata {
-                metadata.set_item(name, text.to_py(py, value)?)?;
+                metadata.set_item(name, to_py(value)?)?;
             }
-            Ok((text.to_py(py, &section.content)?, metadata))
+            Ok((to_py(&section.content)?, metadata))
         })
         .collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)
@@ -357,21 +435,30 @@ impl PyRecursiveSplitter {
         Ok(Self { inner })
     }
 
-    fn split_text<'py>(&self, py: Python<'py>, text: PyText) -> PyResult<Bound<'py, PyList>> {
-        let pieces = py.detach(|| self.inner.split(text.as_str(), &CharLength));
-        let mut chunks = Chunks::default();
-        for piece in pieces {
-            let (source, range) = match piece {
-                chunking::recursive::Piece::Span(r) => (Source::Input, r),
-                chunking::recursive::Piece::Text(t) => {
-                    let start = chunks.rebuilt.len();
-                    chunks.rebuilt.push_str(&t);
-                    (Source::Rebuilt, start..chunks.rebuilt.len())
-                }
-            };
-            chunks.chunks.push(chunking::Chunk { source, range });
+    fn split_text<'py>(&self, py: Python<'py>, text: UnreadText) -> PyResult<Bound<'py, PyList>> {
+        match text.units() {
+            CodeUnits::Latin1(u) => self.split_units(py, u),
+            CodeUnits::Ucs2(u) => self.split_units(py, u),
+            CodeUnits::Ucs4(u) => self.split_units(py, u),
         }
-        chunk_list(py, &text, &chunks)
+    }
+}
+
+impl PyRecursiveSplitter {
+    fn split_units<'py, T: CodeUnit>(
+        &self,
+        py: Python<'py>,
+        units: &[T],
+    ) -> PyResult<Bound<'py, PyList>> {
+        let pieces = py.detach(|| self.inner.split(units, &CharLength));
+        let items = pieces
+            .iter()
+            .map(|piece| match piece {
+                Piece::Span(r) => new_string(py, &[&units[r.clone()]]),
+                Piece::Text(t) => new_string(py, &[t]),
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
     }
 }
 
@@ -396,9 +483,23 @@ impl PyMarkdownHeaderSplitter {
         Ok(Self { inner })
     }
 
-    fn split_text<'py>(&self, py: Python<'py>, text: PyText) -> PyResult<Bound<'py, PyList>> {
-        let sections = py.detach(|| self.inner.split(text.as_str()));
-        sections_to_py(py, &text, sections)
+    fn split_text<'py>(&self, py: Python<'py>, text: UnreadText) -> PyResult<Bound<'py, PyList>> {
+        match text.units() {
+            CodeUnits::Latin1(u) => self.split_units(py, u),
+            CodeUnits::Ucs2(u) => self.split_units(py, u),
+            CodeUnits::Ucs4(u) => self.split_units(py, u),
+        }
+    }
+}
+
+impl PyMarkdownHeaderSplitter {
+    fn split_units<'py, T: CodeUnit>(
+        &self,
+        py: Python<'py>,
+        units: &[T],
+    ) -> PyResult<Bound<'py, PyList>> {
+        let sections = py.detach(|| self.inner.split(units));
+        sections_to_py(py, sections, |u: &Vec<T>| new_string(py, &[u]))
     }
 }
 
@@ -423,7 +524,7 @@ impl PyHtmlHeaderSplitter {
 
     fn split_text<'py>(&self, py: Python<'py>, text: PyText) -> PyResult<Bound<'py, PyList>> {
         let sections = py.detach(|| self.inner.split(text.as_str()))?;
-        sections_to_py(py, &text, sections)
+        sections_to_py(py, sections, |s: &String| text.to_py(py, s))
     }
 }
 

@@ -191,28 +191,37 @@ impl UnreadText {
         }
     }
 
+    /// Its code units, as CPython stores them (ASCII as Latin-1). Needs no GIL.
+    pub fn units(&self) -> CodeUnits<'_> {
+        // SAFETY: see `Units`; `object`, alive as long as `self`, keeps the
+        // data alive and unchanged.
+        unsafe {
+            match &self.units {
+                Units::Ascii(text) => CodeUnits::Latin1(text.as_bytes()),
+                Units::Latin1(p, n) => CodeUnits::Latin1(std::slice::from_raw_parts(*p, *n)),
+                Units::Ucs2(p, n) => CodeUnits::Ucs2(std::slice::from_raw_parts(*p, *n)),
+                Units::Ucs4(p, n) => CodeUnits::Ucs4(std::slice::from_raw_parts(*p, *n)),
+            }
+        }
+    }
+
     /// Reads the text as Rust text: transcodes it unless it is ASCII. Needs
     /// no GIL.
     pub fn read(self, policy: Surrogates) -> crate::error::Result<PyText> {
-        // SAFETY: see `Units`; `object` keeps the data alive.
-        let units = unsafe {
-            match self.units {
-                Units::Ascii(text) => {
-                    return Ok(PyText {
-                        object: self.object,
-                        backing: Backing::Borrowed(text),
-                        surrogates: None,
-                    });
-                }
-                Units::Latin1(p, n) => CodeUnits::Latin1(std::slice::from_raw_parts(p, n)),
-                Units::Ucs2(p, n) => CodeUnits::Ucs2(std::slice::from_raw_parts(p, n)),
-                Units::Ucs4(p, n) => CodeUnits::Ucs4(std::slice::from_raw_parts(p, n)),
+        let transcoded = match self.units {
+            Units::Ascii(_) => None,
+            _ => Some(transcode(self.units(), policy)?),
+        };
+        let (backing, surrogates) = match (self.units, transcoded) {
+            (Units::Ascii(text), _) => (Backing::Borrowed(text), None),
+            (_, transcoded) => {
+                let (text, surrogates) = transcoded.unwrap_or_default();
+                (Backing::Owned(text), surrogates)
             }
         };
-        let (text, surrogates) = transcode(units, policy)?;
         Ok(PyText {
             object: self.object,
-            backing: Backing::Owned(text),
+            backing,
             surrogates,
         })
     }

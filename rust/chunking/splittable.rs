@@ -1,0 +1,376 @@
+//! The text the splitters cut, in either of two forms:
+//!
+//! - a Rust `str`, where offsets are bytes;
+//! - the code units of a Python `str` (PEP 393: Latin-1, UCS-2 or UCS-4, one
+//!   unit per code point, lone surrogates included), where offsets are code
+//!   points, as Python's own indices.
+//!
+//! Splitting a Python string's own units needs no transcoding on the way in
+//! and no offset conversion on the way out, and its length in characters is
+//! its length in units; the splitters are written once, over this trait.
+
+use std::fmt::Debug;
+use std::ops::{Index, Range};
+
+use memchr::memmem;
+
+use crate::text::{self, CodeUnit, UnitClasses};
+use crate::unicode;
+
+/// A text to split: `str` or `[T]` for a [`CodeUnit`] `T`.
+///
+/// Its `ToOwned::Owned` (`String` or `Vec<T>`) holds text built from pieces.
+pub trait Splittable:
+    Index<Range<usize>, Output = Self>
+    + ToOwned<Owned: Clone + Debug + Default + PartialEq + Send + Sync>
+    + Sync
+{
+    /// Bytes of memory per offset in [`Splittable::bytes`]: 1 for `str`.
+    const UNIT_SIZE: usize;
+
+    /// The length in offsets.
+    fn len(&self) -> usize;
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The text's memory, which separators are searched in.
+    fn bytes(&self) -> &[u8];
+
+    /// Python's `len`: the number of code points.
+    fn char_len(&self) -> usize;
+
+    /// The offset just past the code point that starts at `at`.
+    fn char_end(&self, at: usize) -> usize;
+
+    /// The memory `needle` would occupy in this form; `None` when it cannot
+    /// occur (a character wider than the units).
+    fn needle_bytes(needle: &str) -> Option<Vec<u8>>;
+
+    /// `str.strip()`: the range left without leading and trailing Python
+    /// whitespace (empty, at 0, when nothing is left).
+    fn strip_range(&self) -> Range<usize>;
+
+    /// The code unit (code point, or byte of a `str`) at `at`.
+    fn unit(&self, at: usize) -> u32;
+
+    /// The classes of the 64 units (bytes of a `str`) from `at`, fewer at the end.
+    fn classify(&self, at: usize) -> UnitClasses;
+
+    /// Python's `"".join(filter(str.isprintable, self))`, borrowed when
+    /// every character is printable.
+    fn printable(&self) -> std::borrow::Cow<'_, Self>;
+
+    /// The length of `prefix` in offsets when the text starts with it.
+    fn prefix_len(&self, prefix: &str) -> Option<usize>;
+
+    /// Where `part` (a slice of `self`) starts in `self`; `None` when it
+    /// lies elsewhere.
+    fn offset_of(&self, part: &Self) -> Option<usize> {
+        let start = (part.bytes().as_ptr() as usize).wrapping_sub(self.bytes().as_ptr() as usize);
+        let end = start.wrapping_add(part.bytes().len());
+        (start.is_multiple_of(Self::UNIT_SIZE) && end <= self.bytes().len())
+            .then_some(start / Self::UNIT_SIZE)
+    }
+
+    /// Appends `part` to `out`.
+    fn push(out: &mut Self::Owned, part: &Self);
+
+    /// Appends `s` to `out`, leaving out characters wider than the units
+    /// (callers only append text that occurs in this form).
+    fn push_str(out: &mut Self::Owned, s: &str);
+
+    /// The text up to its `n`-th code point (all of it when shorter).
+    fn char_prefix(&self, n: usize) -> &Self;
+
+    /// The text as a Rust `str`; lone surrogates become U+FFFD.
+    fn to_str(&self) -> std::borrow::Cow<'_, str>;
+}
+
+impl Splittable for str {
+    const UNIT_SIZE: usize = 1;
+
+    fn len(&self) -> usize {
+        str::len(self)
+    }
+
+    fn bytes(&self) -> &[u8] {
+        self.as_bytes()
+    }
+
+    fn char_len(&self) -> usize {
+        unicode::char_len(self)
+    }
+
+    fn char_end(&self, at: usize) -> usize {
+        let width = match self.as_bytes().get(at) {
+            None => 0,
+            Some(&b) if b < 0x80 => 1,
+            Some(&b) if b < 0xE0 => 2,
+            Some(&b) if b < 0xF0 => 3,
+            Some(_) => 4,
+        };
+        at + width
+    }
+
+    fn needle_bytes(needle: &str) -> Option<Vec<u8>> {
+        Some(needle.as_bytes().to_vec())
+    }
+
+    fn strip_range(&self) -> Range<usize> {
+        let kept = unicode::strip(self);
+        // `strip` returns a literal "" when nothing is left.
+        match self.offset_of(kept) {
+            Some(start) if !kept.is_empty() => start..start + kept.len(),
+            _ => 0..0,
+        }
+    }
+
+    fn unit(&self, at: usize) -> u32 {
+        self.as_bytes().get(at).map_or(0, |&b| u32::from(b))
+    }
+
+    fn classify(&self, at: usize) -> UnitClasses {
+        text::classify(self.as_bytes().get(at..).unwrap_or_default())
+    }
+
+    fn printable(&self) -> std::borrow::Cow<'_, str> {
+        if all_printable_ascii(self.as_bytes()) || self.chars().all(unicode::is_printable) {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        std::borrow::Cow::Owned(self.chars().filter(|&c| unicode::is_printable(c)).collect())
+    }
+
+    fn prefix_len(&self, prefix: &str) -> Option<usize> {
+        self.starts_with(prefix).then_some(prefix.len())
+    }
+
+    fn push(out: &mut String, part: &str) {
+        out.push_str(part);
+    }
+
+    fn push_str(out: &mut String, s: &str) {
+        out.push_str(s);
+    }
+
+    fn char_prefix(&self, n: usize) -> &str {
+        self.char_indices().nth(n).map_or(self, |(i, _)| &self[..i])
+    }
+
+    fn to_str(&self) -> std::borrow::Cow<'_, str> {
+        std::borrow::Cow::Borrowed(self)
+    }
+}
+
+/// Whether every unit is printable ASCII (0x20-0x7E): most lines are.
+fn all_printable_ascii<T: CodeUnit>(units: &[T]) -> bool {
+    // Branch-free per block, so that it vectorises.
+    units.chunks(32).all(|block| {
+        block
+            .iter()
+            .fold(true, |ok, &u| ok & (0x20..0x7F).contains(&u.code_point()))
+    })
+}
+
+/// A code point's character, `None` for surrogates (and past U+10FFFF).
+fn char_of<T: CodeUnit>(unit: T) -> Option<char> {
+    char::from_u32(unit.code_point())
+}
+
+fn is_space<T: CodeUnit>(unit: T) -> bool {
+    let cp = unit.code_point();
+    if cp < 0x80 {
+        matches!(cp, 0x09..=0x0D | 0x1C..=0x20)
+    } else {
+        char_of(unit).is_some_and(unicode::is_space)
+    }
+}
+
+fn is_printable<T: CodeUnit>(unit: T) -> bool {
+    let cp = unit.code_point();
+    if cp < 0x80 {
+        (0x20..0x7F).contains(&cp)
+    } else {
+        char_of(unit).is_some_and(unicode::is_printable)
+    }
+}
+
+impl<T: CodeUnit> Splittable for [T] {
+    const UNIT_SIZE: usize = std::mem::size_of::<T>();
+
+    fn len(&self) -> usize {
+        <[T]>::len(self)
+    }
+
+    fn bytes(&self) -> &[u8] {
+        T::bytes_of(self)
+    }
+
+    fn char_len(&self) -> usize {
+        <[T]>::len(self)
+    }
+
+    fn char_end(&self, at: usize) -> usize {
+        (at + 1).min(<[T]>::len(self))
+    }
+
+    fn needle_bytes(needle: &str) -> Option<Vec<u8>> {
+        let units = needle
+            .chars()
+            .map(|c| T::from_code_point(c as u32))
+            .collect::<Option<Vec<T>>>()?;
+        Some(T::bytes_of(&units).to_vec())
+    }
+
+    fn strip_range(&self) -> Range<usize> {
+        let Some(start) = self.iter().position(|&u| !is_space(u)) else {
+            return 0..0;
+        };
+        let end = self
+            .iter()
+            .rposition(|&u| !is_space(u))
+            .map_or(start, |i| i + 1);
+        start..end
+    }
+
+    fn unit(&self, at: usize) -> u32 {
+        self.get(at).map_or(0, |u| u.code_point())
+    }
+
+    fn classify(&self, at: usize) -> UnitClasses {
+        text::classify(self.get(at..).unwrap_or_default())
+    }
+
+    fn printable(&self) -> std::borrow::Cow<'_, [T]> {
+        if all_printable_ascii(self) || self.iter().all(|&u| is_printable(u)) {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        std::borrow::Cow::Owned(self.iter().copied().filter(|&u| is_printable(u)).collect())
+    }
+
+    fn prefix_len(&self, prefix: &str) -> Option<usize> {
+        let mut n = 0;
+        for c in prefix.chars() {
+            if self.get(n)?.code_point() != c as u32 {
+                return None;
+            }
+            n += 1;
+        }
+        Some(n)
+    }
+
+    fn push(out: &mut Vec<T>, part: &[T]) {
+        out.extend_from_slice(part);
+    }
+
+    fn push_str(out: &mut Vec<T>, s: &str) {
+        out.extend(s.chars().filter_map(|c| T::from_code_point(c as u32)));
+    }
+
+    fn char_prefix(&self, n: usize) -> &[T] {
+        &self[..n.min(<[T]>::len(self))]
+    }
+
+    fn to_str(&self) -> std::borrow::Cow<'_, str> {
+        std::borrow::Cow::Owned(
+            self.iter()
+                .map(|&u| char_of(u).unwrap_or(char::REPLACEMENT_CHARACTER))
+                .collect(),
+        )
+    }
+}
+
+/// Finds a separator in a [`Splittable`] text: leftmost, non-overlapping
+/// occurrences that start on a unit, as Python's `re.split` finds a literal.
+#[derive(Clone, Debug)]
+pub enum Finder {
+    /// Never occurs (wider than the text's units).
+    Never,
+    /// One byte: `memchr`, cheaper per match than a substring searcher.
+    Byte(u8),
+    Bytes(Box<memmem::Finder<'static>>),
+}
+
+impl Finder {
+    pub fn new<S: Splittable + ?Sized>(needle: &str) -> Self {
+        match S::needle_bytes(needle) {
+            None => Finder::Never,
+            Some(bytes) if bytes.len() == 1 => Finder::Byte(bytes[0]),
+            Some(bytes) => Finder::Bytes(Box::new(memmem::Finder::new(&bytes).into_owned())),
+        }
+    }
+
+    /// The offset of the first occurrence at or after offset `from`.
+    pub fn find<S: Splittable + ?Sized>(&self, text: &S, from: usize) -> Option<usize> {
+        let bytes = text.bytes();
+        let mut at = from * S::UNIT_SIZE;
+        loop {
+            let rest = bytes.get(at..)?;
+            let hit = at
+                + match self {
+                    Finder::Never => return None,
+                    Finder::Byte(b) => memchr::memchr(*b, rest)?,
+                    Finder::Bytes(f) => f.find(rest)?,
+                };
+            if hit.is_multiple_of(S::UNIT_SIZE) {
+                return Some(hit / S::UNIT_SIZE);
+            }
+            // Straddles two units: the next candidate starts on the next one.
+            at = hit.next_multiple_of(S::UNIT_SIZE);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn units<T: CodeUnit>(s: &str) -> Vec<T> {
+        s.chars()
+            .map(|c| T::from_code_point(c as u32).expect("fits"))
+            .collect()
+    }
+
+    #[test]
+    fn strip_matches_str() {
+        for s in ["", "   ", " a ", "\u{3000}x\u{a0}y\u{85}", "\u{200b}z", "a"] {
+            let r = s.strip_range();
+            let u: Vec<u32> = units(s);
+            let ur = u.strip_range();
+            assert_eq!(s[r].chars().count(), ur.len(), "{s:?}");
+            assert_eq!(unicode::strip(s).chars().count(), ur.len());
+        }
+        assert_eq!([0xD800u16, 0x20].strip_range(), 0..1);
+    }
+
+    #[test]
+    fn finder_keeps_to_unit_boundaries() {
+        // Bytes 1..5 of the first three units are those of "\n\n".
+        let text: Vec<u16> = vec![0x0A41, 0x0A00, 0x4100, 0x0A, 0x0A];
+        let finder = Finder::new::<[u16]>("\n\n");
+        assert_eq!(finder.find(text.as_slice(), 0), Some(3));
+        assert_eq!(finder.find(text.as_slice(), 4), None);
+        assert!(matches!(Finder::new::<[u8]>("☃"), Finder::Never));
+        let s = "a☃b☃";
+        let f = Finder::new::<str>("☃");
+        assert_eq!(f.find(s, 0), Some(1));
+        assert_eq!(f.find(s, 4), Some(5));
+    }
+
+    #[test]
+    fn printable_drops_surrogates_and_controls() {
+        let text: Vec<u16> = vec![0x61, 0xD800, 0x07, 0xE9];
+        assert_eq!(text.printable().as_ref(), [0x61, 0xE9]);
+        assert_eq!("a\u{7}é".printable(), "aé");
+    }
+
+    #[test]
+    fn prefix_and_char_ends() {
+        let u: Vec<u16> = units("## x");
+        assert_eq!(u.prefix_len("##"), Some(2));
+        assert_eq!(u.prefix_len("###"), None);
+        assert_eq!("é#".char_end(0), 2);
+        assert_eq!(u.char_end(3), 4);
+    }
+}
