@@ -347,11 +347,22 @@ impl CodeUnit for u32 {
     }
 }
 
-/// Finds an ASCII needle in code units of any width: `memmem` over the
-/// units' bytes, keeping only the hits that start on a unit.
-pub struct AsciiFinder<T> {
-    finder: memmem::Finder<'static>,
-    unit: PhantomData<T>,
+/// Finds a needle in the memory of a text whose units are `unit` bytes wide
+/// (UTF-8 and Latin-1 1, UCS-2 2, UCS-4 4): `memchr`/`memmem` over the bytes,
+/// keeping only the hits that start on a unit.
+#[derive(Clone, Debug)]
+pub struct UnitFinder {
+    search: Search,
+    unit: usize,
+}
+
+#[derive(Clone, Debug)]
+enum Search {
+    /// The needle cannot occur (a character wider than the units).
+    Never,
+    /// One byte: `memchr`, cheaper per match than a substring searcher.
+    Byte(u8),
+    Bytes(Box<memmem::Finder<'static>>),
 }
 
 /// How common a byte is in the code units of text, as `memmem` ranks the
@@ -374,30 +385,62 @@ impl memchr::arch::all::packedpair::HeuristicFrequencyRank for UnitByteRank {
     }
 }
 
+impl UnitFinder {
+    /// `needle`: its memory in the text's form, `None` when it cannot occur.
+    pub fn new(needle: Option<&[u8]>, unit: usize) -> Self {
+        let search = match needle {
+            None => Search::Never,
+            Some(&[byte]) => Search::Byte(byte),
+            Some(bytes) if unit == 1 => {
+                Search::Bytes(Box::new(memmem::Finder::new(bytes).into_owned()))
+            }
+            Some(bytes) => Search::Bytes(Box::new(
+                memmem::FinderBuilder::new()
+                    .build_forward_with_ranker(UnitByteRank, bytes)
+                    .into_owned(),
+            )),
+        };
+        Self { search, unit }
+    }
+
+    /// The unit index of the first occurrence at or after unit `from`.
+    pub fn find(&self, bytes: &[u8], from: usize) -> Option<usize> {
+        let mut at = from * self.unit;
+        loop {
+            let rest = bytes.get(at..)?;
+            let hit = at
+                + match &self.search {
+                    Search::Never => return None,
+                    Search::Byte(b) => memchr::memchr(*b, rest)?,
+                    Search::Bytes(f) => f.find(rest)?,
+                };
+            if hit.is_multiple_of(self.unit) {
+                return Some(hit / self.unit);
+            }
+            // Straddles two units: the next candidate starts on the next one.
+            at = hit.next_multiple_of(self.unit);
+        }
+    }
+}
+
+/// A [`UnitFinder`] for an ASCII needle in code units `T`.
+pub struct AsciiFinder<T> {
+    finder: UnitFinder,
+    unit: PhantomData<T>,
+}
+
 impl<T: CodeUnit> AsciiFinder<T> {
     pub fn new(needle: &str) -> Self {
         let units: Vec<T> = needle.bytes().map(T::from).collect();
         Self {
-            finder: memmem::FinderBuilder::new()
-                .build_forward_with_ranker(UnitByteRank, T::bytes_of(&units))
-                .into_owned(),
+            finder: UnitFinder::new(Some(T::bytes_of(&units)), std::mem::size_of::<T>()),
             unit: PhantomData,
         }
     }
 
     /// The index of the first unit of the first occurrence in `units`.
     pub fn find(&self, units: &[T]) -> Option<usize> {
-        let size = std::mem::size_of::<T>();
-        let bytes = T::bytes_of(units);
-        let mut from = 0;
-        while let Some(at) = self.finder.find(bytes.get(from..)?).map(|i| from + i) {
-            if at % size == 0 {
-                return Some(at / size);
-            }
-            // Straddles two units: the next candidate starts on the next one.
-            from = at.next_multiple_of(size);
-        }
-        None
+        self.finder.find(T::bytes_of(units), 0)
     }
 }
 

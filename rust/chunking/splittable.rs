@@ -12,9 +12,7 @@
 use std::fmt::Debug;
 use std::ops::{Index, Range};
 
-use memchr::memmem;
-
-use crate::text::{self, CodeUnit, UnitClasses};
+use crate::text::{self, CodeUnit, UnitClasses, UnitFinder};
 use crate::unicode;
 
 /// A text to split: `str` or `[T]` for a [`CodeUnit`] `T`.
@@ -281,44 +279,22 @@ impl<T: CodeUnit> Splittable for [T] {
     }
 }
 
-/// Finds a separator in a [`Splittable`] text: leftmost, non-overlapping
-/// occurrences that start on a unit, as Python's `re.split` finds a literal.
+/// Finds a separator in a [`Splittable`] text: leftmost occurrences that
+/// start on a unit, as Python's `re.split` finds a literal.
 #[derive(Clone, Debug)]
-pub enum Finder {
-    /// Never occurs (wider than the text's units).
-    Never,
-    /// One byte: `memchr`, cheaper per match than a substring searcher.
-    Byte(u8),
-    Bytes(Box<memmem::Finder<'static>>),
-}
+pub struct Finder(UnitFinder);
 
 impl Finder {
     pub fn new<S: Splittable + ?Sized>(needle: &str) -> Self {
-        match S::needle_bytes(needle) {
-            None => Finder::Never,
-            Some(bytes) if bytes.len() == 1 => Finder::Byte(bytes[0]),
-            Some(bytes) => Finder::Bytes(Box::new(memmem::Finder::new(&bytes).into_owned())),
-        }
+        Finder(UnitFinder::new(
+            S::needle_bytes(needle).as_deref(),
+            S::UNIT_SIZE,
+        ))
     }
 
     /// The offset of the first occurrence at or after offset `from`.
     pub fn find<S: Splittable + ?Sized>(&self, text: &S, from: usize) -> Option<usize> {
-        let bytes = text.bytes();
-        let mut at = from * S::UNIT_SIZE;
-        loop {
-            let rest = bytes.get(at..)?;
-            let hit = at
-                + match self {
-                    Finder::Never => return None,
-                    Finder::Byte(b) => memchr::memchr(*b, rest)?,
-                    Finder::Bytes(f) => f.find(rest)?,
-                };
-            if hit.is_multiple_of(S::UNIT_SIZE) {
-                return Some(hit / S::UNIT_SIZE);
-            }
-            // Straddles two units: the next candidate starts on the next one.
-            at = hit.next_multiple_of(S::UNIT_SIZE);
-        }
+        self.0.find(text.bytes(), from)
     }
 }
 
@@ -351,7 +327,7 @@ mod tests {
         let finder = Finder::new::<[u16]>("\n\n");
         assert_eq!(finder.find(text.as_slice(), 0), Some(3));
         assert_eq!(finder.find(text.as_slice(), 4), None);
-        assert!(matches!(Finder::new::<[u8]>("☃"), Finder::Never));
+        assert_eq!(Finder::new::<[u8]>("☃").find(b"abc".as_slice(), 0), None);
         let s = "a☃b☃";
         let f = Finder::new::<str>("☃");
         assert_eq!(f.find(s, 0), Some(1));
