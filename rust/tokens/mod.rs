@@ -152,9 +152,8 @@ impl Tokenizer {
     /// first and their table slots prefetched, so the lookups' cache misses
     /// overlap.
     #[inline(always)]
-    fn count_pieces(
+    fn count_pieces<const O200K: bool>(
         &self,
-        next: impl Fn(&classes::ClassTable, &[u8], usize) -> usize,
         text: &str,
         limit: usize,
         mut cache: Option<&mut cache::PieceCache>,
@@ -173,7 +172,13 @@ impl Tokenizer {
             let mut long = false;
             while k < BATCH && i < b.len() {
                 let s = i;
-                i = next(t, b, i);
+                // Called directly (not through a function value) so that the
+                // pre-tokenizer's fast paths are inlined into this loop.
+                i = if O200K {
+                    pretokenize::o200k_next(t, b, i)
+                } else {
+                    pretokenize::cl100k_next(t, b, i)
+                };
                 let len = i.wrapping_sub(s);
                 if (3..=255).contains(&len) {
                     let h = vocab::key_hash_in(b, s, i);
@@ -219,8 +224,8 @@ impl Tokenizer {
     /// text exceeds a chunk size, the first tokens past it are enough).
     pub fn count_up_to(&self, text: &str, limit: usize) -> usize {
         cache::with(self.encoding, |cache| match self.encoding {
-            Encoding::O200kBase => self.count_pieces(pretokenize::o200k_next, text, limit, cache),
-            Encoding::Cl100kBase => self.count_pieces(pretokenize::cl100k_next, text, limit, cache),
+            Encoding::O200kBase => self.count_pieces::<true>(text, limit, cache),
+            Encoding::Cl100kBase => self.count_pieces::<false>(text, limit, cache),
         })
     }
 
