@@ -1,61 +1,83 @@
 //! A small per-thread cache of piece -> token count for pieces that are not
 //! tokens themselves (their merge costs a dozen lookups; in real text most of
-//! them recur). Direct-mapped on the piece's hash, keyed by the full bytes,
-//! so a hit is always exact.
+//! them recur, and chunking counts most text twice). Direct-mapped on the
+//! piece's hash, keyed by the full bytes, so a hit is always exact: short
+//! pieces in one table, pieces of up to 255 bytes (runs of spaces or dashes
+//! in Markdown, whose merges are long) in a smaller one.
 
 use std::cell::RefCell;
 
 use super::Encoding;
 use super::vocab::same_bytes;
 
-/// Longest piece cached.
-pub const MAX_KEY: usize = 27;
+/// Longest piece of the short table.
+const MAX_SHORT: usize = 27;
 const SLOTS: usize = 1 << 12;
+/// Longest piece cached.
+const MAX_KEY: usize = 255;
+const LONG_SLOTS: usize = 1 << 8;
 
 #[derive(Clone, Copy)]
 #[repr(C, align(32))]
-struct Entry {
+struct Entry<const N: usize> {
     len: u8,
-    key: [u8; MAX_KEY],
+    key: [u8; N],
     count: u32,
 }
 
-const EMPTY: Entry = Entry {
-    len: 0,
-    key: [0; MAX_KEY],
-    count: 0,
-};
+impl<const N: usize> Entry<N> {
+    const EMPTY: Self = Entry {
+        len: 0,
+        key: [0; N],
+        count: 0,
+    };
+
+    #[inline(always)]
+    fn get(&self, piece: &[u8]) -> Option<usize> {
+        let key = self.key.get(..piece.len())?;
+        (self.len as usize == piece.len() && same_bytes(key, piece)).then_some(self.count as usize)
+    }
+
+    #[inline(always)]
+    fn put(&mut self, piece: &[u8], count: usize) {
+        if let Some(key) = self.key.get_mut(..piece.len()) {
+            key.copy_from_slice(piece);
+            self.len = piece.len() as u8;
+            self.count = count as u32;
+        }
+    }
+}
 
 pub struct PieceCache {
-    entries: Box<[Entry]>,
+    short: Box<[Entry<MAX_SHORT>]>,
+    long: Box<[Entry<MAX_KEY>]>,
 }
 
 impl PieceCache {
     fn new() -> PieceCache {
         PieceCache {
-            entries: vec![EMPTY; SLOTS].into_boxed_slice(),
+            short: vec![Entry::EMPTY; SLOTS].into_boxed_slice(),
+            long: vec![Entry::EMPTY; LONG_SLOTS].into_boxed_slice(),
         }
-    }
-
-    #[inline(always)]
-    fn slot(h: u64) -> usize {
-        (h >> 20) as usize & (SLOTS - 1)
     }
 
     /// The cached count of `piece` (3..=MAX_KEY bytes) with hash `h`.
     #[inline(always)]
     pub fn get(&self, piece: &[u8], h: u64) -> Option<usize> {
-        let e = &self.entries[Self::slot(h)];
-        (e.len as usize == piece.len() && same_bytes(&e.key[..piece.len()], piece))
-            .then_some(e.count as usize)
+        if piece.len() <= MAX_SHORT {
+            self.short[(h >> 20) as usize & (SLOTS - 1)].get(piece)
+        } else {
+            self.long[(h >> 20) as usize & (LONG_SLOTS - 1)].get(piece)
+        }
     }
 
     #[inline(always)]
     pub fn put(&mut self, piece: &[u8], h: u64, count: usize) {
-        let e = &mut self.entries[Self::slot(h)];
-        e.len = piece.len() as u8;
-        e.key[..piece.len()].copy_from_slice(piece);
-        e.count = count as u32;
+        if piece.len() <= MAX_SHORT {
+            self.short[(h >> 20) as usize & (SLOTS - 1)].put(piece, count)
+        } else {
+            self.long[(h >> 20) as usize & (LONG_SLOTS - 1)].put(piece, count)
+        }
     }
 }
 

@@ -129,10 +129,15 @@ impl Tokenizer {
         if v.get_prehashed(piece, k).is_some() {
             return 1;
         }
+        if let [a, b, c] = *piece {
+            // Not a token: its lower-ranked pair merges if either is a token,
+            // and the result cannot merge with the third byte.
+            let pairs = (v.pair_rank(a, b) != vocab::NO_RANK) as usize
+                | (v.pair_rank(b, c) != vocab::NO_RANK) as usize;
+            return 3 - pairs;
+        }
         let h = k.hash;
-        if piece.len() <= cache::MAX_KEY
-            && let Some(c) = cache.as_deref_mut()
-        {
+        if let Some(c) = cache.as_deref_mut() {
             if let Some(n) = c.get(piece, h) {
                 return n;
             }
@@ -143,12 +148,12 @@ impl Tokenizer {
         bpe::count(v, piece)
     }
 
-    /// Counts in batches of pieces: the pieces of a batch are cut first and
-    /// their table slots prefetched, so the lookups' cache misses overlap.
+    /// Counts in batches of pieces: the pieces of a batch are cut and hashed
+    /// first and their table slots prefetched, so the lookups' cache misses
+    /// overlap.
     #[inline(always)]
-    fn count_pieces(
+    fn count_pieces<const O200K: bool>(
         &self,
-        next: impl Fn(&classes::ClassTable, &[u8], usize) -> usize,
         text: &str,
         limit: usize,
         mut cache: Option<&mut cache::PieceCache>,
@@ -164,32 +169,44 @@ impl Tokenizer {
         while i < b.len() && n <= limit {
             bounds[0] = i;
             let mut k = 0;
+            let mut long = false;
             while k < BATCH && i < b.len() {
-                i = next(t, b, i);
+                let s = i;
+                // Called directly (not through a function value) so that the
+                // pre-tokenizer's fast paths are inlined into this loop.
+                i = if O200K {
+                    pretokenize::o200k_next(t, b, i)
+                } else {
+                    pretokenize::cl100k_next(t, b, i)
+                };
+                let len = i.wrapping_sub(s);
+                if (3..=255).contains(&len) {
+                    let h = vocab::key_hash_in(b, s, i);
+                    v.prefetch(h.hash);
+                    hashes[k] = h;
+                    long |= len > 8;
+                }
                 k += 1;
                 bounds[k] = i;
             }
-            for j in 0..k {
-                let piece = &b[bounds[j]..bounds[j + 1]];
-                if (3..=255).contains(&piece.len()) {
-                    let k = vocab::key_hash(piece);
-                    hashes[j] = k;
-                    v.prefetch(k.hash);
+            if long {
+                for j in 0..k {
+                    let len = bounds[j + 1].wrapping_sub(bounds[j]);
+                    if (9..=255).contains(&len) {
+                        v.prefetch_token(hashes[j].hash, len);
+                    }
                 }
             }
             for j in 0..k {
-                let len = bounds[j + 1] - bounds[j];
-                if (3..=255).contains(&len) {
-                    v.prefetch_token(hashes[j].hash, len);
-                }
-            }
-            for j in 0..k {
-                let piece = &b[bounds[j]..bounds[j + 1]];
-                n += match piece.len() {
-                    1 => 1,
+                let piece = b.get(bounds[j]..bounds[j + 1]).unwrap_or_default();
+                n += match *piece {
+                    [] => 0,
+                    [_] => 1,
                     // Two bytes: one token, or two that cannot merge.
-                    2 => 1 + (v.pair_rank(piece[0], piece[1]) == vocab::NO_RANK) as usize,
-                    3..=255 => self.hashed_piece_count(piece, hashes[j], &mut cache),
+                    [x, y] => 1 + (v.pair_rank(x, y) == vocab::NO_RANK) as usize,
+                    _ if piece.len() <= 255 => {
+                        self.hashed_piece_count(piece, hashes[j], &mut cache)
+                    }
                     _ => bpe::count(v, piece),
                 };
             }
@@ -207,8 +224,8 @@ impl Tokenizer {
     /// text exceeds a chunk size, the first tokens past it are enough).
     pub fn count_up_to(&self, text: &str, limit: usize) -> usize {
         cache::with(self.encoding, |cache| match self.encoding {
-            Encoding::O200kBase => self.count_pieces(pretokenize::o200k_next, text, limit, cache),
-            Encoding::Cl100kBase => self.count_pieces(pretokenize::cl100k_next, text, limit, cache),
+            Encoding::O200kBase => self.count_pieces::<true>(text, limit, cache),
+            Encoding::Cl100kBase => self.count_pieces::<false>(text, limit, cache),
         })
     }
 

@@ -143,6 +143,40 @@ fn o200k_upper_then_lower(t: &ClassTable, b: &[u8], s: usize) -> Option<usize> {
     Some(k + contraction(b, k))
 }
 
+/// `A*B+C?|A+B*C?` from `s` (an ASCII letter) when the word is ASCII: the
+/// run of `[A-Z]`, then the run of `[a-z]` (ASCII upper-case letters are not
+/// B, so `B+` can only start after the upper-case run), then a contraction.
+/// None when a non-ASCII byte ends either run: it may be A or B, and the
+/// general path decides.
+#[inline(always)]
+fn o200k_ascii_word(b: &[u8], s: usize) -> Option<usize> {
+    let mut j = s;
+    while j < b.len() && b[j].is_ascii_uppercase() {
+        j += 1;
+    }
+    while j < b.len() && b[j].is_ascii_lowercase() {
+        j += 1;
+    }
+    if j < b.len() && b[j] >= 0x80 {
+        return None;
+    }
+    Some(j + contraction(b, j))
+}
+
+/// `\p{N}{1,3}` from `s` (an ASCII digit) when the digits are ASCII; None
+/// when a non-ASCII byte (perhaps a number) follows within three characters.
+#[inline(always)]
+fn ascii_digits(b: &[u8], s: usize) -> Option<usize> {
+    let mut e = s + 1;
+    while e < b.len() && e < s + 3 && b[e].is_ascii_digit() {
+        e += 1;
+    }
+    if e < s + 3 && e < b.len() && b[e] >= 0x80 {
+        return None;
+    }
+    Some(e)
+}
+
 /// End of the o200k_base piece that starts at `i < b.len()`.
 #[inline(always)]
 pub fn o200k_next(t: &ClassTable, b: &[u8], i: usize) -> usize {
@@ -152,12 +186,20 @@ pub fn o200k_next(t: &ClassTable, b: &[u8], i: usize) -> usize {
         let c = classes::ascii(x);
         if c & LETTER != 0 {
             // Letters: alternative 1 (or 2 when no lower-case letter follows).
+            if let Some(e) = o200k_ascii_word(b, i) {
+                return e;
+            }
             if let Some(e) = o200k_upper_lower(t, b, i) {
                 return e;
             }
             if let Some(e) = o200k_upper_then_lower(t, b, i) {
                 return e;
             }
+        }
+        if c & NUMBER != 0
+            && let Some(e) = ascii_digits(b, i)
+        {
+            return e;
         }
         // The next character, if ASCII (0xFF: non-ASCII or none).
         let y = match b.get(i + 1) {
@@ -207,6 +249,9 @@ fn o200k_spaces(t: &ClassTable, b: &[u8], i: usize) -> usize {
 /// followed by an ASCII letter, so one of them matches.
 #[inline(always)]
 fn o200k_prefixed(t: &ClassTable, b: &[u8], i: usize, pl: usize) -> usize {
+    if let Some(e) = o200k_ascii_word(b, i + pl) {
+        return e;
+    }
     if let Some(e) = o200k_upper_lower(t, b, i + pl) {
         return e;
     }
@@ -273,6 +318,20 @@ fn o200k_general(t: &ClassTable, b: &[u8], i: usize) -> usize {
     o200k_spaces(t, b, i)
 }
 
+/// The run of letters (`\p{L}`) from `i`, ASCII ones first.
+#[inline(always)]
+fn letters(t: &ClassTable, b: &[u8], i: usize) -> usize {
+    let mut j = i;
+    while j < b.len() && b[j].is_ascii_alphabetic() {
+        j += 1;
+    }
+    if j < b.len() && b[j] >= 0x80 {
+        run(t, b, j, LETTER)
+    } else {
+        j
+    }
+}
+
 /// End of the cl100k_base piece that starts at `i < b.len()`.
 #[inline(always)]
 pub fn cl100k_next(t: &ClassTable, b: &[u8], i: usize) -> usize {
@@ -280,7 +339,12 @@ pub fn cl100k_next(t: &ClassTable, b: &[u8], i: usize) -> usize {
     if x < 0x80 {
         let c = classes::ascii(x);
         if c & LETTER != 0 {
-            return run(t, b, i + 1, LETTER);
+            return letters(t, b, i + 1);
+        }
+        if c & NUMBER != 0
+            && let Some(e) = ascii_digits(b, i)
+        {
+            return e;
         }
         let y = match b.get(i + 1) {
             Some(&y) if y < 0x80 => y,
@@ -291,13 +355,13 @@ pub fn cl100k_next(t: &ClassTable, b: &[u8], i: usize) -> usize {
         if c & (LETTER | NUMBER | SPACE) == 0 && x != b'\'' {
             // Punctuation: a prefix only if a letter follows.
             if cy & LETTER != 0 {
-                return run(t, b, i + 2, LETTER);
+                return letters(t, b, i + 2);
             }
             return cl100k_punct(t, b, i);
         }
         if c & SPACE != 0 {
             if cy & LETTER != 0 && !is_newline(x) {
-                return run(t, b, i + 2, LETTER);
+                return letters(t, b, i + 2);
             }
             if x == b' ' && y != 0xFF && cy & (SPACE | NUMBER | LETTER) == 0 {
                 return cl100k_punct(t, b, i + 1);

@@ -303,13 +303,23 @@ fn corpus_matches_tiktoken() {
             let bytes = std::fs::read(path).expect("readable file");
             let text = String::from_utf8_lossy(&bytes);
             for enc in Encoding::ALL {
+                let expected = oracle_bpe(enc).encode_ordinary(&text);
                 assert_eq!(
                     enc.tokenizer().encode(&text),
-                    oracle_bpe(enc).encode_ordinary(&text),
+                    expected,
                     "{} {}",
                     enc.name(),
                     path.display()
                 );
+                // The count path (batches, fast paths, the piece cache), twice:
+                // the second time most merges come from the cache.
+                for _ in 0..2 {
+                    assert_eq!(enc.tokenizer().count(&text), expected.len());
+                }
+                if !expected.is_empty() {
+                    let half = expected.len() / 2;
+                    assert!(enc.tokenizer().count_up_to(&text, half) > half);
+                }
             }
             files += 1;
         }

@@ -142,6 +142,25 @@ pub fn key_hash(b: &[u8]) -> KeyHash {
     KeyHash { hash, head: first }
 }
 
+/// [`key_hash`] of `text[s..e]` (3+ bytes). A key of up to 8 bytes with 8
+/// bytes of `text` from `s` has its head read in one load, masked.
+#[inline(always)]
+pub fn key_hash_in(text: &[u8], s: usize, e: usize) -> KeyHash {
+    let n = e.wrapping_sub(s);
+    if (3..=8).contains(&n)
+        && let Some(w) = text.get(s..s + 8)
+    {
+        let mut buf = [0u8; 8];
+        buf.copy_from_slice(w);
+        let first = u64::from_le_bytes(buf) & (u64::MAX >> (64 - 8 * n));
+        return KeyHash {
+            hash: fold_mul(first ^ K0, K1 ^ n as u64),
+            head: first,
+        };
+    }
+    key_hash(text.get(s..e).unwrap_or_default())
+}
+
 /// A fast hash of a key of 3+ bytes.
 #[inline(always)]
 pub fn hash(b: &[u8]) -> u64 {
