@@ -187,7 +187,8 @@ impl MarkdownHeaderSplitter {
         // Consecutive ordinary lines are one slice of the text: added at once.
         let mut ordinary: Option<Range<usize>> = None;
         for line in lines(text) {
-            if self.is_ordinary(text, &line) {
+            // An empty line in a fence is kept as it is, too.
+            if self.is_ordinary(text, &line) || (fence.is_some() && line.range.is_empty()) {
                 // What every step below would leave as it is.
                 ordinary =
                     Some(ordinary.map_or(line.range.clone(), |run| run.start..line.range.end));
@@ -196,8 +197,25 @@ impl MarkdownHeaderSplitter {
             if let Some(run) = ordinary.take() {
                 pass.push_line(Cow::Borrowed(&text[run]), block_start);
             }
-            let raw = &text[line.range];
-            let line = raw[raw.strip_range()].printable();
+            if line.range.is_empty() {
+                // Outside a fence: the end of a block.
+                pass.close_block(&mut block_start);
+                continue;
+            }
+            let line = if line.printable_ascii {
+                // Nothing to filter, and only spaces to strip.
+                let mut kept = line.range;
+                while !kept.is_empty() && text.unit(kept.start) == 0x20 {
+                    kept.start += 1;
+                }
+                while !kept.is_empty() && text.unit(kept.end - 1) == 0x20 {
+                    kept.end -= 1;
+                }
+                Cow::Borrowed(&text[kept])
+            } else {
+                let raw = &text[line.range];
+                raw[raw.strip_range()].printable()
+            };
             let may_fence = !line.is_empty() && matches!(line.unit(0), 0x60 | 0x7E); // ` ~
             match fence {
                 _ if !may_fence => {}

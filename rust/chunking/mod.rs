@@ -203,6 +203,8 @@ where
     if content_type == ContentType::Markdown {
         let headers = markdown::open_notebook_headers();
         let md = markdown::MarkdownHeaderSplitter::new(headers, false, false)?;
+        // The sections hold about the text again (lines stripped, "  \n" added).
+        S::reserve(&mut out.rebuilt, text.len() + text.len() / 16);
         let sections = md.split_into(text, &mut out.rebuilt);
         split_sections(&mut out, sections, &splitter, sizes, length);
     } else {

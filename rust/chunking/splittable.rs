@@ -75,6 +75,9 @@ pub trait Splittable:
     /// Appends `part` to `out`.
     fn push(out: &mut Self::Owned, part: &Self);
 
+    /// Makes room in `out` for `additional` more offsets.
+    fn reserve(out: &mut Self::Owned, additional: usize);
+
     /// Appends `s` to `out`, leaving out characters wider than the units
     /// (callers only append text that occurs in this form).
     fn push_str(out: &mut Self::Owned, s: &str);
@@ -146,6 +149,10 @@ impl Splittable for str {
 
     fn push(out: &mut String, part: &str) {
         out.push_str(part);
+    }
+
+    fn reserve(out: &mut String, additional: usize) {
+        out.reserve(additional);
     }
 
     fn push_str(out: &mut String, s: &str) {
@@ -260,6 +267,10 @@ impl<T: CodeUnit> Splittable for [T] {
 
     fn push(out: &mut Vec<T>, part: &[T]) {
         out.extend_from_slice(part);
+    }
+
+    fn reserve(out: &mut Vec<T>, additional: usize) {
+        out.reserve(additional);
     }
 
     fn push_str(out: &mut Vec<T>, s: &str) {
