@@ -170,6 +170,16 @@ def test_generated_documents_match_the_original(text: str, content_type: str | N
     assert_same_chunks(text, content_type)
 
 
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(documents, st.sampled_from(["markdown", "plain"]))
+def test_every_code_unit_width_matches_the_original(text: str, content_type: str) -> None:
+    # Plain text and Markdown are split on the str's own code units: the same
+    # document restricted to ASCII, Latin-1, the BMP (lone surrogates
+    # included) and all planes, so that each width CPython stores is split.
+    for widest in (0x7F, 0xFF, 0xFFFF, 0x10FFFF):
+        assert_same_chunks("".join(c for c in text if ord(c) <= widest), content_type)
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     st.text(min_size=0, max_size=300), st.sampled_from([None, "a.txt", "a.md", "x.HTML", "README"])

@@ -254,7 +254,7 @@ fn split_sections<S, L>(
 {
     for range in sections {
         let section: &S = &Borrow::<S>::borrow(&out.rebuilt)[range.clone()];
-        let pieces = if length.length_up_to(section, sizes.chunk_size) > sizes.chunk_size {
+        let pieces = if length.exceeds(section, sizes.chunk_size) {
             splitter.split(section, length)
         } else {
             vec![Piece::Span(0..section.len())]
@@ -330,7 +330,7 @@ where
     let keep: Vec<bool> = out
         .chunks
         .iter()
-        .map(|c| length.length_up_to(out.text(input, c), min) >= min)
+        .map(|c| length.exceeds(out.text(input, c), min - 1))
         .collect();
     if keep.iter().any(|&k| k) {
         let mut flags = keep.into_iter();

@@ -35,6 +35,11 @@ pub trait LengthFunction<S: Splittable + ?Sized = str>: Sync {
     fn length_up_to(&self, text: &S, _limit: usize) -> usize {
         self.length(text)
     }
+
+    /// Whether the length is above `limit`.
+    fn exceeds(&self, text: &S, limit: usize) -> bool {
+        self.length_up_to(text, limit) > limit
+    }
 }
 
 /// Python's `len`: code points.

@@ -288,6 +288,14 @@ impl crate::chunking::recursive::LengthFunction for TokenLength {
             _ => self.tokenizer.count_up_to(text, limit),
         }
     }
+
+    /// A token holds at least one byte, so text of at most `limit` bytes
+    /// (after the repair of surrogates, which never adds bytes) needs no
+    /// counting.
+    #[inline]
+    fn exceeds(&self, text: &str, limit: usize) -> bool {
+        text.len() > limit && self.length_up_to(text, limit) > limit
+    }
 }
 
 #[cfg(test)]

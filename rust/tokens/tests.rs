@@ -83,6 +83,28 @@ fn token_length_is_a_length_function() {
     assert_eq!(cl.length("hello world"), 2);
 }
 
+/// `exceeds` skips counting text of at most `limit` bytes: the answer is
+/// still the count's, at every limit around it.
+#[test]
+fn exceeds_agrees_with_the_count() {
+    use crate::chunking::recursive::LengthFunction;
+    let length = TokenLength::new(Encoding::O200kBase.tokenizer(), None);
+    for text in [
+        "",
+        "a",
+        "hello world",
+        "日本語のテキスト",
+        "😀😀😀",
+        "  \n\n  x",
+        "abc def ghi",
+    ] {
+        let n = length.length(text);
+        for limit in 0..text.len() + 3 {
+            assert_eq!(length.exceeds(text, limit), n > limit, "{text:?} {limit}");
+        }
+    }
+}
+
 #[test]
 fn vocab_sizes() {
     assert_eq!(Encoding::O200kBase.tokenizer().vocab().len(), 199_998);
