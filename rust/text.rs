@@ -122,6 +122,8 @@ enum Placeholders {
     Reject,
     Drop,
     Map(SurrogateMap),
+    /// U+FFFD, as Python's `errors="replace"`.
+    Replace,
 }
 
 /// A code unit of one of the three PEP 393 representations of a `str`
@@ -482,21 +484,44 @@ fn with_surrogates<U: CodeUnit>(units: &[U]) -> Result<(String, Option<Surrogate
 }
 
 fn utf8_of<U: CodeUnit>(units: &[U], map: Placeholders) -> Result<String> {
-    const BLOCK: usize = 32;
     let mut out: Vec<u8> = Vec::with_capacity(units.len() + units.len() / 4);
+    append_utf8(&mut out, units, map)?;
+    // SAFETY: `append_utf8` writes only ASCII bytes and `char::encode_utf8`
+    // output, so `out` is valid UTF-8; validating it again would cost a pass.
+    Ok(unsafe { String::from_utf8_unchecked(out) })
+}
+
+/// Appends code units to `out` as UTF-8, lone surrogates (and values that are
+/// no character) as U+FFFD.
+pub fn push_utf8<U: CodeUnit>(out: &mut String, units: &[U]) {
+    // SAFETY: only ASCII bytes, or what `append_utf8` appends (valid UTF-8,
+    // see `utf8_of`; with `Replace` it cannot fail half-way), are appended.
+    let bytes = unsafe { out.as_mut_vec() };
+    // Most Markdown lines are ASCII: one vectorised check, one narrowing copy.
+    if units
+        .iter()
+        .fold(U::default(), |or, &u| or | u)
+        .code_point()
+        < 0x80
+    {
+        bytes.extend(units.iter().map(|u| u.code_point() as u8));
+        return;
+    }
+    let _ = append_utf8(bytes, units, Placeholders::Replace);
+}
+
+fn append_utf8<U: CodeUnit>(out: &mut Vec<u8>, units: &[U], map: Placeholders) -> Result<()> {
+    const BLOCK: usize = 32;
     let mut blocks = units.chunks_exact(BLOCK);
     for block in blocks.by_ref() {
         // Branch-free OR of the block vectorises; most text is ASCII runs.
         if block.iter().fold(0, |acc, u| acc | u.code_point()) < 0x80 {
             out.extend(block.iter().map(|u| u.code_point() as u8));
         } else {
-            push_units(&mut out, block, map)?;
+            push_units(out, block, map)?;
         }
     }
-    push_units(&mut out, blocks.remainder(), map)?;
-    // SAFETY: `out` holds only ASCII bytes and `char::encode_utf8` output, so it
-    // is valid UTF-8; validating it again would cost a pass over the text.
-    Ok(unsafe { String::from_utf8_unchecked(out) })
+    push_units(out, blocks.remainder(), map)
 }
 
 fn push_units<U: CodeUnit>(out: &mut Vec<u8>, units: &[U], map: Placeholders) -> Result<()> {
@@ -510,6 +535,7 @@ fn push_units<U: CodeUnit>(out: &mut Vec<u8>, units: &[U], map: Placeholders) ->
             (Some(c), _) => c,
             (None, Placeholders::Map(map)) if is_surrogate(cp) => map.placeholder(cp),
             (None, Placeholders::Drop) if is_surrogate(cp) => continue,
+            (None, Placeholders::Replace) => char::REPLACEMENT_CHARACTER,
             _ => {
                 return Err(Error::UnsupportedText(format!(
                     "code point {cp:#x} is not a character"

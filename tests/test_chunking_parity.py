@@ -103,6 +103,19 @@ def test_chunks_of_wide_text_take_their_own_narrowest_representation() -> None:
         assert all(c == "".join(list(c)) and hash(c) == hash(str(c)) for c in chunks)
 
 
+def test_surrogates_with_every_private_use_window_taken_split_in_characters() -> None:
+    # Plain text and Markdown in characters are split on the code units, lone
+    # surrogates as they are: no private-use mapping, so no text is refused.
+    # HTML is parsed as UTF-8, where each lone surrogate needs a private-use
+    # character the text does not use; a text using all 64 windows leaves none.
+    windows = "".join(chr(base + i * 0x800) for base in (0xF0000, 0x100000) for i in range(32))
+    text = ("# Title\n\nwords and more words\ud800 " * 60) + windows
+    for content_type in ("plain", "markdown"):
+        assert_same_chunks(text, content_type)
+    with pytest.raises(ValueError, match="private-use"):
+        ours(text, "html")
+
+
 # Text built from the pieces that stress the splitters: headers, fences,
 # lists, separators of every kind, unicode, control characters, long words.
 _atoms = st.sampled_from(

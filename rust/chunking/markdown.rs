@@ -6,7 +6,7 @@
 //! same header metadata are then joined with `"  \n"`, as are a header and the
 //! deeper section that follows it when headers are kept.
 
-use std::borrow::{Borrow, Cow};
+use std::borrow::Cow;
 use std::ops::Range;
 
 use super::lines::{Line, lines};
@@ -96,12 +96,12 @@ impl MarkdownHeaderSplitter {
         })
     }
 
-    pub fn split<S: Splittable + ?Sized>(&self, text: &S) -> Vec<Section<S::Owned>> {
+    pub fn split<S: Splittable + ?Sized>(&self, text: &S) -> Vec<Section> {
         let pass = self.read(text);
         self.groups(&pass)
             .iter()
             .map(|g| {
-                let mut content = S::Owned::default();
+                let mut content = String::new();
                 pass.write(g, &mut content);
                 Section {
                     content,
@@ -113,19 +113,22 @@ impl MarkdownHeaderSplitter {
 
     /// The sections' text only, appended to `out`; returns where each is.
     /// (Cheaper than [`Self::split`] when the metadata is not wanted.)
+    ///
+    /// Sections are UTF-8 whatever the text's form: every kept character is
+    /// printable, so none is a lone surrogate, and UTF-8 is the smallest
+    /// form for the mostly ASCII text of Markdown.
     pub fn split_into<S: Splittable + ?Sized>(
         &self,
         text: &S,
-        out: &mut S::Owned,
+        out: &mut String,
     ) -> Vec<Range<usize>> {
         let pass = self.read(text);
         self.groups(&pass)
             .iter()
             .map(|g| {
-                let len = |out: &S::Owned| Borrow::<S>::borrow(out).len();
-                let start = len(out);
+                let start = out.len();
                 pass.write(g, out);
-                start..len(out)
+                start..out.len()
             })
             .collect()
     }
@@ -244,7 +247,9 @@ impl MarkdownHeaderSplitter {
                 }
                 stack.push((header.level, header.name));
                 let rest = &line[marker_len..line.len()];
-                meta.set(header.name, rest[rest.strip_range()].to_owned());
+                let mut title = String::new();
+                S::push_utf8(&mut title, &rest[rest.strip_range()]);
+                meta.set(header.name, title);
                 pass.metas.push(meta);
                 if !self.strip_headers {
                     pass.push_line(line, block_start);
@@ -310,7 +315,7 @@ struct Pass<'t, S: Splittable + ?Sized> {
     lines: Vec<Cow<'t, S>>,
     blocks: Vec<Block>,
     /// Each header line makes a new version; blocks point at one.
-    metas: Vec<Meta<S::Owned>>,
+    metas: Vec<Meta>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -377,22 +382,22 @@ impl<'t, S: Splittable + ?Sized> Pass<'t, S> {
 
     /// Appends a group's text: lines of a block joined with "\n", blocks
     /// joined with "  \n".
-    fn write(&self, group: &Group, content: &mut S::Owned) {
+    fn write(&self, group: &Group, content: &mut String) {
         let blocks = &self.blocks[group.blocks.clone()];
         for (i, block) in blocks.iter().enumerate() {
             if i > 0 {
-                S::push_str(content, "  \n");
+                content.push_str("  \n");
             }
             for (j, line) in self.lines[block.start..block.end].iter().enumerate() {
                 if j > 0 {
-                    S::push_str(content, "\n");
+                    content.push('\n');
                 }
-                S::push(content, line);
+                S::push_utf8(content, line);
             }
         }
     }
 
-    fn metadata(&self, splitter: &MarkdownHeaderSplitter, group: &Group) -> Metadata<S::Owned> {
+    fn metadata(&self, splitter: &MarkdownHeaderSplitter, group: &Group) -> Metadata {
         self.metas[group.meta]
             .0
             .iter()
@@ -402,17 +407,11 @@ impl<'t, S: Splittable + ?Sized> Pass<'t, S> {
 }
 
 /// A small insertion-ordered dict from header name index to header text.
-#[derive(Clone, Debug)]
-struct Meta<O>(Vec<(usize, O)>);
+#[derive(Clone, Debug, Default)]
+struct Meta(Vec<(usize, String)>);
 
-impl<O> Default for Meta<O> {
-    fn default() -> Self {
-        Meta(Vec::new())
-    }
-}
-
-impl<O: PartialEq> Meta<O> {
-    fn set(&mut self, name: usize, value: O) {
+impl Meta {
+    fn set(&mut self, name: usize, value: String) {
         match self.0.iter_mut().find(|(n, _)| *n == name) {
             Some(entry) => entry.1 = value,
             None => self.0.push((name, value)),
@@ -428,7 +427,7 @@ impl<O: PartialEq> Meta<O> {
     }
 
     /// Python dict equality: same keys and values, in any order.
-    fn same_as(&self, other: &Meta<O>) -> bool {
+    fn same_as(&self, other: &Meta) -> bool {
         self.0.len() == other.0.len() && self.0.iter().all(|entry| other.0.contains(entry))
     }
 }
@@ -511,21 +510,6 @@ mod tests {
         assert_eq!(sections[0].metadata[0].1, "A");
     }
 
-    fn as_strings<S: Splittable + ?Sized>(sections: Vec<Section<S::Owned>>) -> Vec<Section> {
-        let string = |o: &S::Owned| Borrow::<S>::borrow(o).to_str().into_owned();
-        sections
-            .iter()
-            .map(|s| Section {
-                content: string(&s.content),
-                metadata: s
-                    .metadata
-                    .iter()
-                    .map(|(k, v)| (k.clone(), string(v)))
-                    .collect(),
-            })
-            .collect()
-    }
-
     proptest::proptest! {
         /// A Python string's code units, in each width that holds it, split
         /// as its UTF-8 does.
@@ -547,13 +531,13 @@ mod tests {
                 MarkdownHeaderSplitter::new(open_notebook_headers(), each_line, strip).expect("valid");
             let fitting = |max: u32| -> String { text.chars().filter(|&c| (c as u32) <= max).collect() };
             let ucs4: Vec<u32> = text.chars().map(u32::from).collect();
-            proptest::prop_assert_eq!(as_strings::<[u32]>(splitter.split(ucs4.as_slice())), splitter.split(text.as_str()));
+            proptest::prop_assert_eq!(splitter.split(ucs4.as_slice()), splitter.split(text.as_str()));
             let bmp = fitting(0xFFFF);
             let ucs2: Vec<u16> = bmp.encode_utf16().collect();
-            proptest::prop_assert_eq!(as_strings::<[u16]>(splitter.split(ucs2.as_slice())), splitter.split(bmp.as_str()));
+            proptest::prop_assert_eq!(splitter.split(ucs2.as_slice()), splitter.split(bmp.as_str()));
             let latin = fitting(0xFF);
             let latin1: Vec<u8> = latin.chars().map(|c| c as u8).collect();
-            proptest::prop_assert_eq!(as_strings::<[u8]>(splitter.split(latin1.as_slice())), splitter.split(latin.as_str()));
+            proptest::prop_assert_eq!(splitter.split(latin1.as_slice()), splitter.split(latin.as_str()));
         }
     }
 

@@ -12,11 +12,9 @@ pub mod splittable;
 
 use std::ops::Range;
 
-use std::borrow::Borrow;
-
 use crate::error::Result;
 use detect::ContentType;
-use recursive::{LengthFunction, Piece, RecursiveSplitter};
+use recursive::{CharLength, LengthFunction, Piece, RecursiveSplitter};
 use splittable::Splittable;
 
 /// Header name -> header text, in the order a Python dict would hold them;
@@ -66,12 +64,13 @@ pub struct Chunk {
 }
 
 /// The chunks of one text, and the text rebuilt by a header splitter that
-/// some of them point into (a `String`, or code units as the input's).
+/// some of them point into (UTF-8 whatever the input's form: see
+/// [`markdown::MarkdownHeaderSplitter::split_into`]).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Chunks<O = String> {
+pub struct Chunks {
     pub chunks: Vec<Chunk>,
     /// The rebuilt sections, one after the other.
-    pub rebuilt: O,
+    pub rebuilt: String,
     /// The type the text was split as; `None` when it needed no splitting.
     pub content_type: Option<ContentType>,
     /// The input's length in the unit of the length function when it fits in
@@ -80,17 +79,26 @@ pub struct Chunks<O = String> {
     pub input_length: usize,
 }
 
-impl<O> Chunks<O> {
-    /// The text of a chunk, given the input it came from.
-    pub fn text<'a, S>(&'a self, input: &'a S, chunk: &Chunk) -> &'a S
-    where
-        S: Splittable + ToOwned<Owned = O> + ?Sized,
-        O: Borrow<S>,
-    {
+impl Chunks {
+    /// The text of a chunk of a `str` input.
+    pub fn text<'a>(&'a self, input: &'a str, chunk: &Chunk) -> &'a str {
         match chunk.source {
             Source::Input => &input[chunk.range.clone()],
-            Source::Rebuilt => &Borrow::<S>::borrow(&self.rebuilt)[chunk.range.clone()],
+            Source::Rebuilt => &self.rebuilt[chunk.range.clone()],
         }
+    }
+
+    /// The chunks of a text that needs no splitting.
+    fn unsplit(plan: Plan, len: usize) -> Self {
+        let mut out = Chunks::default();
+        if let Plan::Whole(length) = plan {
+            out.input_length = length;
+            out.chunks.push(Chunk {
+                source: Source::Input,
+                range: 0..len,
+            });
+        }
+        out
     }
 }
 
@@ -132,21 +140,6 @@ where
     Plan::Split(content_type, input_length)
 }
 
-impl<O: Default> Chunks<O> {
-    /// The chunks of a text that needs no splitting.
-    fn unsplit(plan: Plan, len: usize) -> Self {
-        let mut out = Chunks::default();
-        if let Plan::Whole(length) = plan {
-            out.input_length = length;
-            out.chunks.push(Chunk {
-                source: Source::Input,
-                range: 0..len,
-            });
-        }
-        out
-    }
-}
-
 /// Splits `text` as Open Notebook's `chunk_text` does.
 pub fn chunk_text<L: LengthFunction>(
     text: &str,
@@ -170,10 +163,10 @@ pub fn chunk_text_unless_html<S, L>(
     file_path: Option<&str>,
     sizes: ChunkSizes,
     length: &L,
-) -> Result<Option<Chunks<S::Owned>>>
+) -> Result<Option<Chunks>>
 where
     S: Splittable + ?Sized,
-    L: LengthFunction<S>,
+    L: LengthFunction<S> + LengthFunction<str>,
 {
     match plan(text, content_type, file_path, sizes, length) {
         Plan::Split(ContentType::Html, _) => Ok(None),
@@ -189,10 +182,10 @@ fn split<S, L>(
     input_length: usize,
     sizes: ChunkSizes,
     length: &L,
-) -> Result<Chunks<S::Owned>>
+) -> Result<Chunks>
 where
     S: Splittable + ?Sized,
-    L: LengthFunction<S>,
+    L: LengthFunction<S> + LengthFunction<str>,
 {
     let mut out = Chunks {
         content_type: Some(content_type),
@@ -204,7 +197,7 @@ where
         let headers = markdown::open_notebook_headers();
         let md = markdown::MarkdownHeaderSplitter::new(headers, false, false)?;
         // The sections hold about the text again (lines stripped, "  \n" added).
-        S::reserve(&mut out.rebuilt, text.len() + text.len() / 16);
+        out.rebuilt.reserve(text.len() + text.len() / 16);
         let sections = md.split_into(text, &mut out.rebuilt);
         split_sections(&mut out, sections, &splitter, sizes, length);
     } else {
@@ -222,7 +215,7 @@ fn split_html<L: LengthFunction>(
     sizes: ChunkSizes,
     length: &L,
 ) -> Result<Chunks> {
-    let mut out: Chunks = Chunks {
+    let mut out = Chunks {
         content_type: Some(ContentType::Html),
         input_length,
         ..Chunks::default()
@@ -242,32 +235,38 @@ fn split_html<L: LengthFunction>(
 }
 
 /// Splits again the rebuilt sections longer than the chunk size.
-fn split_sections<S, L>(
-    out: &mut Chunks<S::Owned>,
+fn split_sections<L: LengthFunction>(
+    out: &mut Chunks,
     sections: Vec<Range<usize>>,
     splitter: &RecursiveSplitter,
     sizes: ChunkSizes,
     length: &L,
-) where
-    S: Splittable + ?Sized,
-    L: LengthFunction<S>,
-{
+) {
     for range in sections {
-        let section: &S = &Borrow::<S>::borrow(&out.rebuilt)[range.clone()];
-        let pieces = if length.exceeds(section, sizes.chunk_size) {
-            splitter.split(section, length)
+        let section = &out.rebuilt[range.clone()];
+        if !length.exceeds(section, sizes.chunk_size) {
+            push_pieces::<str>(
+                out,
+                Source::Rebuilt,
+                range.start,
+                vec![Piece::Span(0..section.len())],
+            );
+        } else if length.is_char_length() && section.is_ascii() {
+            // Its bytes are its characters: no counting needed.
+            let pieces = splitter.split(section.as_bytes(), &CharLength);
+            push_pieces::<[u8]>(out, Source::Rebuilt, range.start, pieces);
         } else {
-            vec![Piece::Span(0..section.len())]
-        };
-        push_pieces::<S>(out, Source::Rebuilt, range.start, pieces);
+            let pieces = splitter.split(section, length);
+            push_pieces::<str>(out, Source::Rebuilt, range.start, pieces);
+        }
     }
 }
 
 /// Strips the chunks and drops the empty (and, in token mode, small) ones.
-fn finish<S, L>(out: &mut Chunks<S::Owned>, input: &S, sizes: ChunkSizes, length: &L)
+fn finish<S, L>(out: &mut Chunks, input: &S, sizes: ChunkSizes, length: &L)
 where
     S: Splittable + ?Sized,
-    L: LengthFunction<S>,
+    L: LengthFunction<S> + LengthFunction<str>,
 {
     strip_chunks(out, input);
     if let Some(min) = sizes.min_chunk_size {
@@ -277,7 +276,7 @@ where
 
 /// Adds split pieces of `source` whose text starts at `base` there.
 fn push_pieces<S: Splittable + ?Sized>(
-    out: &mut Chunks<S::Owned>,
+    out: &mut Chunks,
     source: Source,
     base: usize,
     pieces: Vec<Piece<S::Owned>>,
@@ -287,12 +286,11 @@ fn push_pieces<S: Splittable + ?Sized>(
             Piece::Span(r) => base + r.start..base + r.end,
             Piece::Text(text) => {
                 // Only when separators are discarded, which the pipeline never does.
-                let len = |o: &S::Owned| Borrow::<S>::borrow(o).len();
-                let start = len(&out.rebuilt);
-                S::push(&mut out.rebuilt, text.borrow());
+                let start = out.rebuilt.len();
+                S::push_utf8(&mut out.rebuilt, std::borrow::Borrow::borrow(&text));
                 out.chunks.push(Chunk {
                     source: Source::Rebuilt,
-                    range: start..len(&out.rebuilt),
+                    range: start..out.rebuilt.len(),
                 });
                 continue;
             }
@@ -302,27 +300,25 @@ fn push_pieces<S: Splittable + ?Sized>(
 }
 
 /// `[c.strip() for c in chunks if c and c.strip()]`.
-fn strip_chunks<S: Splittable + ?Sized>(out: &mut Chunks<S::Owned>, input: &S) {
+fn strip_chunks<S: Splittable + ?Sized>(out: &mut Chunks, input: &S) {
     let Chunks {
         chunks, rebuilt, ..
     } = out;
-    let rebuilt: &S = (*rebuilt).borrow();
     chunks.retain_mut(|chunk| {
-        let source = match chunk.source {
-            Source::Input => input,
-            Source::Rebuilt => rebuilt,
+        let kept = match chunk.source {
+            Source::Input => input[chunk.range.clone()].strip_range(),
+            Source::Rebuilt => rebuilt[chunk.range.clone()].strip_range(),
         };
-        let kept = source[chunk.range.clone()].strip_range();
         let start = chunk.range.start;
         chunk.range = start + kept.start..start + kept.end;
         !kept.is_empty()
     });
 }
 
-fn drop_small_chunks<S, L>(out: &mut Chunks<S::Owned>, input: &S, min: usize, length: &L)
+fn drop_small_chunks<S, L>(out: &mut Chunks, input: &S, min: usize, length: &L)
 where
     S: Splittable + ?Sized,
-    L: LengthFunction<S>,
+    L: LengthFunction<S> + LengthFunction<str>,
 {
     if min == 0 || out.chunks.len() <= 1 {
         return;
@@ -330,7 +326,10 @@ where
     let keep: Vec<bool> = out
         .chunks
         .iter()
-        .map(|c| length.exceeds(out.text(input, c), min - 1))
+        .map(|c| match c.source {
+            Source::Input => length.exceeds(&input[c.range.clone()], min - 1),
+            Source::Rebuilt => length.exceeds(&out.rebuilt[c.range.clone()], min - 1),
+        })
         .collect();
     if keep.iter().any(|&k| k) {
         let mut flags = keep.into_iter();

@@ -40,6 +40,12 @@ pub trait LengthFunction<S: Splittable + ?Sized = str>: Sync {
     fn exceeds(&self, text: &S, limit: usize) -> bool {
         self.length_up_to(text, limit) > limit
     }
+
+    /// Whether this is [`CharLength`]: then ASCII UTF-8 text can be split
+    /// as Latin-1 code units, whose length is their number.
+    fn is_char_length(&self) -> bool {
+        false
+    }
 }
 
 /// Python's `len`: code points.
@@ -50,6 +56,10 @@ impl<S: Splittable + ?Sized> LengthFunction<S> for CharLength {
     #[inline]
     fn length(&self, text: &S) -> usize {
         text.char_len()
+    }
+
+    fn is_char_length(&self) -> bool {
+        true
     }
 }
 

@@ -75,8 +75,8 @@ pub trait Splittable:
     /// Appends `part` to `out`.
     fn push(out: &mut Self::Owned, part: &Self);
 
-    /// Makes room in `out` for `additional` more offsets.
-    fn reserve(out: &mut Self::Owned, additional: usize);
+    /// Appends `part` to `out` as UTF-8 (lone surrogates as U+FFFD).
+    fn push_utf8(out: &mut String, part: &Self);
 
     /// Appends `s` to `out`, leaving out characters wider than the units
     /// (callers only append text that occurs in this form).
@@ -151,8 +151,8 @@ impl Splittable for str {
         out.push_str(part);
     }
 
-    fn reserve(out: &mut String, additional: usize) {
-        out.reserve(additional);
+    fn push_utf8(out: &mut String, part: &str) {
+        out.push_str(part);
     }
 
     fn push_str(out: &mut String, s: &str) {
@@ -269,8 +269,8 @@ impl<T: CodeUnit> Splittable for [T] {
         out.extend_from_slice(part);
     }
 
-    fn reserve(out: &mut Vec<T>, additional: usize) {
-        out.reserve(additional);
+    fn push_utf8(out: &mut String, part: &[T]) {
+        text::push_utf8(out, part);
     }
 
     fn push_str(out: &mut Vec<T>, s: &str) {

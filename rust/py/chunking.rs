@@ -151,9 +151,9 @@ fn chunk_in_unit(
 /// The chunks of one text, computed on its code units when possible (no
 /// transcoding, and characters are units), else on its UTF-8.
 enum Chunked {
-    Latin1(UnreadText, Chunks<Vec<u8>>),
-    Ucs2(UnreadText, Chunks<Vec<u16>>),
-    Ucs4(UnreadText, Chunks<Vec<u32>>),
+    Latin1(UnreadText, Chunks),
+    Ucs2(UnreadText, Chunks),
+    Ucs4(UnreadText, Chunks),
     Utf8(PyText, Chunks),
 }
 
@@ -224,12 +224,15 @@ fn chunked_list<'py>(py: Python<'py>, chunked: Chunked) -> PyResult<Bound<'py, P
 fn unit_chunk_list<'py, T: CodeUnit>(
     py: Python<'py>,
     input: &[T],
-    chunks: &Chunks<Vec<T>>,
+    chunks: &Chunks,
 ) -> PyResult<Bound<'py, PyList>> {
     let items = chunks
         .chunks
         .iter()
-        .map(|c| new_string(py, &[chunks.text(input, c)]))
+        .map(|c| match c.source {
+            Source::Input => new_string(py, &[&input[c.range.clone()]]),
+            Source::Rebuilt => Ok(PyString::new(py, &chunks.rebuilt[c.range.clone()])),
+        })
         .collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)
 }
@@ -499,7 +502,7 @@ impl PyMarkdownHeaderSplitter {
         units: &[T],
     ) -> PyResult<Bound<'py, PyList>> {
         let sections = py.detach(|| self.inner.split(units));
-        sections_to_py(py, sections, |u: &Vec<T>| new_string(py, &[u]))
+        sections_to_py(py, sections, |s: &String| Ok(PyString::new(py, s)))
     }
 }
 
