@@ -164,7 +164,45 @@ pub trait CodeUnit:
     fn classify(block: &[Self; 64]) -> UnitClasses {
         classify_scalar(block)
     }
+
+    /// Appends `units` as bytes when they are all ASCII (and returns true);
+    /// otherwise leaves `out` as it was. One pass: blocks are checked and
+    /// narrowed together.
+    fn push_ascii(out: &mut Vec<u8>, units: &[Self]) -> bool {
+        let len = out.len();
+        out.reserve(units.len());
+        let (blocks, rest) = units.as_chunks::<ASCII_BLOCK>();
+        for block in blocks {
+            match Self::ascii_block(block) {
+                Some(bytes) => out.extend_from_slice(&bytes),
+                None => {
+                    out.truncate(len);
+                    return false;
+                }
+            }
+        }
+        if rest.iter().any(|u| u.code_point() >= 0x80) {
+            out.truncate(len);
+            return false;
+        }
+        out.extend(rest.iter().map(|u| u.narrow_u8()));
+        true
+    }
+
+    /// A block of units as bytes, when they are all ASCII.
+    fn ascii_block(block: &[Self; ASCII_BLOCK]) -> Option<[u8; ASCII_BLOCK]> {
+        let mut bytes = [0u8; ASCII_BLOCK];
+        let mut or = 0;
+        for (b, u) in bytes.iter_mut().zip(block) {
+            or |= u.code_point();
+            *b = u.narrow_u8();
+        }
+        (or < 0x80).then_some(bytes)
+    }
 }
+
+/// Units [`CodeUnit::push_ascii`] checks at a time (one SSE2 register of bytes).
+pub const ASCII_BLOCK: usize = 16;
 
 /// Classes of up to 64 code units, as bit masks (bit `i` for unit `i`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -245,6 +283,14 @@ mod sealed {
 impl CodeUnit for u8 {
     const PARAGRAPH_BREAK: &'static [u8] = b"\n\n";
 
+    fn push_ascii(out: &mut Vec<u8>, units: &[u8]) -> bool {
+        let ascii = units.is_ascii();
+        if ascii {
+            out.extend_from_slice(units);
+        }
+        ascii
+    }
+
     #[cfg(target_arch = "x86_64")]
     fn classify(block: &[u8; 64]) -> UnitClasses {
         use std::arch::x86_64::*;
@@ -274,6 +320,22 @@ impl CodeUnit for u8 {
 
 impl CodeUnit for u16 {
     const PARAGRAPH_BREAK: &'static [u16] = &[0x0A, 0x0A];
+
+    #[cfg(target_arch = "x86_64")]
+    fn ascii_block(block: &[u16; ASCII_BLOCK]) -> Option<[u8; ASCII_BLOCK]> {
+        use std::arch::x86_64::*;
+        let vectors = block.as_ptr().cast::<__m128i>();
+        let mut bytes = [0u8; ASCII_BLOCK];
+        // SAFETY: SSE2 is part of x86_64; the two unaligned loads read the
+        // block's 32 bytes, the store writes the 16 of `bytes`.
+        let ascii = unsafe {
+            let (a, b) = (_mm_loadu_si128(vectors), _mm_loadu_si128(vectors.add(1)));
+            let high = _mm_and_si128(_mm_or_si128(a, b), _mm_set1_epi16(0xFF80_u16 as i16));
+            _mm_storeu_si128(bytes.as_mut_ptr().cast(), _mm_packus_epi16(a, b));
+            _mm_movemask_epi8(_mm_cmpeq_epi16(high, _mm_setzero_si128())) == 0xFFFF
+        };
+        ascii.then_some(bytes)
+    }
 
     #[cfg(target_arch = "x86_64")]
     fn classify(block: &[u16; 64]) -> UnitClasses {
@@ -311,6 +373,29 @@ impl CodeUnit for u16 {
 
 impl CodeUnit for u32 {
     const PARAGRAPH_BREAK: &'static [u32] = &[0x0A, 0x0A];
+
+    #[cfg(target_arch = "x86_64")]
+    fn ascii_block(block: &[u32; ASCII_BLOCK]) -> Option<[u8; ASCII_BLOCK]> {
+        use std::arch::x86_64::*;
+        let vectors = block.as_ptr().cast::<__m128i>();
+        let mut bytes = [0u8; ASCII_BLOCK];
+        // SAFETY: SSE2 is part of x86_64; the four unaligned loads read the
+        // block's 64 bytes, the store writes the 16 of `bytes`.
+        let ascii = unsafe {
+            let load = |i| _mm_loadu_si128(vectors.add(i));
+            let (a, b, c, d) = (load(0), load(1), load(2), load(3));
+            let or = _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d));
+            let high = _mm_and_si128(or, _mm_set1_epi32(!0x7F));
+            // Signed saturation keeps ASCII values as they are.
+            let words = (_mm_packs_epi32(a, b), _mm_packs_epi32(c, d));
+            _mm_storeu_si128(
+                bytes.as_mut_ptr().cast(),
+                _mm_packus_epi16(words.0, words.1),
+            );
+            _mm_movemask_epi8(_mm_cmpeq_epi32(high, _mm_setzero_si128())) == 0xFFFF
+        };
+        ascii.then_some(bytes)
+    }
 
     #[cfg(target_arch = "x86_64")]
     fn classify(block: &[u32; 64]) -> UnitClasses {
@@ -497,27 +582,18 @@ pub fn push_utf8<U: CodeUnit>(out: &mut String, units: &[U]) {
     // SAFETY: only ASCII bytes, or what `append_utf8` appends (valid UTF-8,
     // see `utf8_of`; with `Replace` it cannot fail half-way), are appended.
     let bytes = unsafe { out.as_mut_vec() };
-    // Most Markdown lines are ASCII: one vectorised check, one narrowing copy.
-    if units
-        .iter()
-        .fold(U::default(), |or, &u| or | u)
-        .code_point()
-        < 0x80
-    {
-        bytes.extend(units.iter().map(|u| u.code_point() as u8));
-        return;
+    // Most Markdown lines are ASCII.
+    if !U::push_ascii(bytes, units) {
+        let _ = append_utf8(bytes, units, Placeholders::Replace);
     }
-    let _ = append_utf8(bytes, units, Placeholders::Replace);
 }
 
 fn append_utf8<U: CodeUnit>(out: &mut Vec<u8>, units: &[U], map: Placeholders) -> Result<()> {
     const BLOCK: usize = 32;
     let mut blocks = units.chunks_exact(BLOCK);
     for block in blocks.by_ref() {
-        // Branch-free OR of the block vectorises; most text is ASCII runs.
-        if block.iter().fold(0, |acc, u| acc | u.code_point()) < 0x80 {
-            out.extend(block.iter().map(|u| u.code_point() as u8));
-        } else {
+        // Most text is ASCII runs.
+        if !U::push_ascii(out, block) {
             push_units(out, block, map)?;
         }
     }
@@ -581,6 +657,41 @@ impl<'a> CharOffsets<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn push_ascii_as_naive<U: CodeUnit>(units: &[U]) {
+        let mut out = b"kept".to_vec();
+        let ascii = units.iter().all(|u| u.code_point() < 0x80);
+        assert_eq!(U::push_ascii(&mut out, units), ascii, "{units:?}");
+        let mut expected = b"kept".to_vec();
+        if ascii {
+            expected.extend(units.iter().map(|u| u.code_point() as u8));
+        }
+        assert_eq!(out, expected, "{units:?}");
+    }
+
+    proptest::proptest! {
+        /// Every width, every position of a non-ASCII unit (in a block or in
+        /// the rest), and the values that saturate when packed.
+        #[test]
+        fn push_ascii_appends_only_all_ascii_units(
+            points in proptest::collection::vec(
+                proptest::prop_oneof![
+                    8 => 0u32..0x80,
+                    1 => proptest::sample::select(
+                        &[0x80, 0xFF, 0x100, 0x7FFF, 0x8000, 0xFFFF, 0x1_0000, 0x10_FFFF][..]
+                    ),
+                ],
+                0..70,
+            )
+        ) {
+            let ucs4: Vec<u32> = points.clone();
+            push_ascii_as_naive(&ucs4);
+            let ucs2: Vec<u16> = points.iter().filter_map(|&p| u16::try_from(p).ok()).collect();
+            push_ascii_as_naive(&ucs2);
+            let latin1: Vec<u8> = points.iter().filter_map(|&p| u8::try_from(p).ok()).collect();
+            push_ascii_as_naive(&latin1);
+        }
+    }
 
     #[test]
     fn latin1_and_ucs_transcode_to_utf8() {

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from loguru import logger
 
 from conftest import KINDS, read, repository_texts, require_corpus, tiktoken_reference
-from fastnotebook import chunking
+from fastnotebook import chunking, token_utils
 from fastnotebook.bench import reference
 from fastnotebook.chunking import ChunkingConfig, ContentType, chunk_text, chunk_texts
 from test_chunking_parity import documents
@@ -116,6 +116,7 @@ def test_environment_sizes_are_validated_as_the_original(monkeypatch: pytest.Mon
                 monkeypatch.delenv(name, raising=False)
             for name, value in env.items():
                 monkeypatch.setenv(name, value)
+            chunking.set_chunking_config(None)  # reads the environment again
             messages.clear()
             config = ChunkingConfig(unit="tokens").resolved()
             assert (config.chunk_size, config.chunk_overlap, config.min_chunk_size) == sizes, env
@@ -129,6 +130,9 @@ def test_environment_sizes_apply_to_token_chunking(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("OPEN_NOTEBOOK_CHUNK_SIZE", "120")
     monkeypatch.setenv("FASTNOTEBOOK_CHUNK_UNIT", "tokens")
     text = "A sentence of a few tokens. " * 300
+    # The environment is read at import and when going back to it.
+    assert chunk_text(text, ContentType.PLAIN) == reference.chunk_text(text, "plain")
+    chunking.set_chunking_config(None)
     expected = reference.chunk_text(text, "plain", unit="tokens", chunk_size=120)
     assert chunk_text(text, ContentType.PLAIN) == expected
     # The character unit ignores them.
@@ -153,8 +157,36 @@ def test_unit_selection() -> None:
 
 
 def test_encoding_choice_follows_token_utils(monkeypatch: pytest.MonkeyPatch) -> None:
-    text = "Réveillez-vous 123456 " * 400
+    # The two encodings chunk it differently (Cyrillic costs more tokens in cl100k).
+    text = "Привет, как дела? Всё хорошо. " * 300
     monkeypatch.setenv("FASTNOTEBOOK_ENCODING", "cl100k_base")
     chunking.set_chunking_config(unit="tokens")
     expected = reference.chunk_text(text, "plain", unit="tokens", encoding="cl100k_base")
+    assert expected != reference.chunk_text(text, "plain", unit="tokens")
     assert chunk_text(text, ContentType.PLAIN) == expected
+
+
+def test_default_encoding_set_in_code_applies_at_once() -> None:
+    # The two encodings chunk it differently (Cyrillic costs more tokens in cl100k).
+    text = "Привет, как дела? Всё хорошо. " * 300
+    o200k = reference.chunk_text(text, "plain", unit="tokens")
+    cl100k = reference.chunk_text(text, "plain", unit="tokens", encoding="cl100k_base")
+    assert o200k != cl100k
+    assert chunk_text(text, ContentType.PLAIN, unit="tokens") == o200k
+    token_utils.set_default_encoding("cl100k_base")
+    try:
+        assert chunk_text(text, ContentType.PLAIN, unit="tokens") == cl100k
+    finally:
+        token_utils.set_default_encoding(None)
+    assert chunk_text(text, ContentType.PLAIN, unit="tokens") == o200k
+
+
+def test_an_explicit_unit_needs_no_valid_unit_in_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FASTNOTEBOOK_CHUNK_UNIT", "words")
+    chunking.set_chunking_config(None)
+    text = "word " * 400
+    with pytest.raises(ValueError, match="FASTNOTEBOOK_CHUNK_UNIT must be"):
+        chunk_text(text, ContentType.PLAIN)
+    assert chunk_text(text, ContentType.PLAIN, unit="chars") == reference.chunk_text(text, "plain")

@@ -21,7 +21,8 @@ Two units, as the two versions of the original:
 
 Pick the unit per call (``unit=``), for the process
 (``set_chunking_config(unit="tokens")``) or by the environment
-(``FASTNOTEBOOK_CHUNK_UNIT``).
+(``FASTNOTEBOOK_CHUNK_UNIT``). The environment is read at import, as the
+original reads it, and again by ``set_chunking_config(None)``.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from typing import Any, Literal
 
 from loguru import logger
 
-from fastnotebook import _core
+from fastnotebook import _core, token_utils
 
 __all__ = [
     "CHUNK_OVERLAP",
@@ -65,8 +66,9 @@ Unit = Literal["chars", "tokens"]
 class ChunkingConfig:
     """How ``chunk_text`` sizes chunks. ``None`` fields take the unit's
     defaults: 1500/225 characters, or for tokens the ``OPEN_NOTEBOOK_*``
-    environment variables, else 400 tokens, 15% overlap, minimum 5, and the
-    default encoding of ``fastnotebook.token_utils``."""
+    environment variables (as read at import or by
+    ``set_chunking_config(None)``), else 400 tokens, 15% overlap, minimum 5,
+    and the default encoding of ``fastnotebook.token_utils``."""
 
     unit: Unit = "chars"
     chunk_size: int | None = None
@@ -82,18 +84,13 @@ class ChunkingConfig:
             return dataclasses.replace(self, chunk_size=size, chunk_overlap=overlap)
         if self.unit != "tokens":
             raise ValueError(f"unit must be 'chars' or 'tokens', got {self.unit!r}")
-        from fastnotebook.token_utils import ENCODINGS, get_default_encoding
-
-        if self.encoding is not None and self.encoding not in ENCODINGS:
+        if self.encoding is not None and self.encoding not in token_utils.ENCODINGS:
             raise ValueError(
-                f"unknown encoding {self.encoding!r}; choose one of {', '.join(ENCODINGS)}"
+                f"unknown encoding {self.encoding!r}; "
+                f"choose one of {', '.join(token_utils.ENCODINGS)}"
             )
 
-        size, overlap, minimum = _token_sizes_from_env(
-            os.getenv("OPEN_NOTEBOOK_CHUNK_SIZE"),
-            os.getenv("OPEN_NOTEBOOK_CHUNK_OVERLAP"),
-            os.getenv("OPEN_NOTEBOOK_MIN_CHUNK_SIZE"),
-        )
+        size, overlap, minimum = _token_sizes_from_env(*_environment.token_sizes)
         if self.chunk_size is not None:
             size = self.chunk_size
             overlap = int(size * 0.15)
@@ -102,7 +99,7 @@ class ChunkingConfig:
             chunk_size=size,
             chunk_overlap=overlap if self.chunk_overlap is None else self.chunk_overlap,
             min_chunk_size=minimum if self.min_chunk_size is None else self.min_chunk_size,
-            encoding=self.encoding or get_default_encoding(),
+            encoding=self.encoding or token_utils.get_default_encoding(),
         )
 
 
@@ -176,6 +173,30 @@ def _token_sizes_from_env(
     return size, _chunk_overlap_from(overlap_raw, size), _min_chunk_size_from(minimum_raw)
 
 
+@dataclasses.dataclass(frozen=True)
+class _Environment:
+    """The environment variables chunking reads, as raw strings (validated
+    where they are used, so that a bad value never breaks the import)."""
+
+    unit: str | None
+    token_sizes: tuple[str | None, str | None, str | None]
+
+    @staticmethod
+    def read() -> _Environment:
+        return _Environment(
+            os.environ.get(UNIT_ENV),
+            (
+                os.environ.get("OPEN_NOTEBOOK_CHUNK_SIZE"),
+                os.environ.get("OPEN_NOTEBOOK_CHUNK_OVERLAP"),
+                os.environ.get("OPEN_NOTEBOOK_MIN_CHUNK_SIZE"),
+            ),
+        )
+
+
+# Read at import, as the original reads its sizes, and again by
+# `set_chunking_config(None)`: a lookup costs more than the rest of a call
+# on a short text.
+_environment = _Environment.read()
 _config_lock = threading.Lock()
 _config: ChunkingConfig | None = None
 
@@ -185,19 +206,21 @@ def get_chunking_config() -> ChunkingConfig:
     ``FASTNOTEBOOK_CHUNK_UNIT`` ("chars" when unset) with its defaults."""
     if _config is not None:
         return _config
-    unit = os.getenv(UNIT_ENV, "").strip() or "chars"
-    if unit not in ("chars", "tokens"):
+    unit = (_environment.unit or "").strip() or "chars"
+    if unit not in _UNIT_DEFAULTS:
         raise ValueError(f"{UNIT_ENV} must be 'chars' or 'tokens', got {unit!r}")
-    return ChunkingConfig(unit=unit)  # type: ignore[arg-type]
+    return _UNIT_DEFAULTS[unit]
 
 
 def set_chunking_config(config: ChunkingConfig | None = None, **changes: Any) -> None:
     """Set the process-wide configuration (a ``ChunkingConfig``, and/or field
-    changes such as ``unit="tokens"``); ``set_chunking_config(None)`` goes
-    back to the environment's."""
-    global _config
+    changes such as ``unit="tokens"``). ``set_chunking_config(None)`` goes
+    back to the environment's, reading ``FASTNOTEBOOK_CHUNK_UNIT`` and
+    ``OPEN_NOTEBOOK_*`` again (they are otherwise read once, at import)."""
+    global _config, _environment
     with _config_lock:
         if config is None and not changes:
+            _environment = _Environment.read()
             _config = None
             return
         base = config or get_chunking_config()
@@ -206,31 +229,39 @@ def set_chunking_config(config: ChunkingConfig | None = None, **changes: Any) ->
         _config = new
 
 
-_ENV_NAMES = (
-    UNIT_ENV,
-    "OPEN_NOTEBOOK_CHUNK_SIZE",
-    "OPEN_NOTEBOOK_CHUNK_OVERLAP",
-    "OPEN_NOTEBOOK_MIN_CHUNK_SIZE",
-    "FASTNOTEBOOK_ENCODING",
-)
+_UNIT_DEFAULTS: dict[str, ChunkingConfig] = {
+    "chars": ChunkingConfig(unit="chars"),
+    "tokens": ChunkingConfig(unit="tokens"),
+}
 
 
 def _effective(unit: str | None) -> tuple[str, dict[str, Any]]:
-    """The unit and the core's size arguments for a call: resolved once per
-    configuration and environment (resolving costs more than chunking a
-    short text)."""
-    env = tuple(os.environ.get(name) for name in _ENV_NAMES)
-    return _resolve(_config, unit, env)
+    """The unit and the core's size arguments for a call.
+
+    This runs on every call, where a few microseconds are a tenth of the time
+    of chunking a 10 kB document: the default character sizes are a constant,
+    and other sizes are resolved once per configuration (and for tokens, per
+    environment and default encoding).
+    """
+    config = _config
+    if unit is None:
+        chosen = config if config is not None else get_chunking_config()
+    elif config is not None and config.unit == unit:
+        chosen = config
+    else:
+        chosen = _UNIT_DEFAULTS.get(unit) or ChunkingConfig(unit=unit)  # type: ignore[arg-type]
+    if chosen is _UNIT_DEFAULTS["chars"]:
+        return "chars", _CHARS_ARGS
+    if chosen.unit != "tokens":
+        return _resolve(chosen, ())
+    return _resolve(chosen, (*_environment.token_sizes, token_utils.get_default_encoding()))
 
 
 @functools.lru_cache(maxsize=64)
-def _resolve(
-    config: ChunkingConfig | None, unit: str | None, env: tuple[str | None, ...]
-) -> tuple[str, dict[str, Any]]:
-    chosen = config or get_chunking_config()
-    if unit is not None and unit != chosen.unit:
-        chosen = ChunkingConfig(unit=unit)  # type: ignore[arg-type]
-    resolved = chosen.resolved()
+def _resolve(config: ChunkingConfig, env: tuple[str | None, ...]) -> tuple[str, dict[str, Any]]:
+    """``_core``'s arguments for a configuration; ``env`` is what
+    ``resolved()`` reads besides it (nothing for characters)."""
+    resolved = config.resolved()
     return resolved.unit, {
         "chunk_size": resolved.chunk_size,
         "chunk_overlap": resolved.chunk_overlap,
@@ -238,6 +269,9 @@ def _resolve(
         "encoding": resolved.encoding or "o200k_base",
         "min_chunk_size": resolved.min_chunk_size if resolved.unit == "tokens" else None,
     }
+
+
+_CHARS_ARGS = _resolve(_UNIT_DEFAULTS["chars"], ())[1]
 
 
 class ContentType(Enum):

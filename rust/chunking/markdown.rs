@@ -9,9 +9,9 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use super::Section;
 use super::lines::{Line, lines};
 use super::splittable::{Finder, Splittable};
-use super::{Metadata, Section};
 use crate::error::{Error, Result};
 
 #[derive(Clone, Debug)]
@@ -97,16 +97,17 @@ impl MarkdownHeaderSplitter {
     }
 
     pub fn split<S: Splittable + ?Sized>(&self, text: &S) -> Vec<Section> {
-        let pass = self.read(text);
-        self.groups(&pass)
-            .iter()
-            .map(|g| {
-                let mut content = String::new();
-                pass.write(g, &mut content);
-                Section {
-                    content,
-                    metadata: pass.metadata(self, g),
-                }
+        let mut out = String::new();
+        let (sections, metas) = self.read(text, &mut out);
+        sections
+            .into_iter()
+            .map(|(range, meta)| Section {
+                content: out[range].to_string(),
+                metadata: metas[meta]
+                    .0
+                    .iter()
+                    .map(|(name, value)| (self.names[*name].clone(), value.clone()))
+                    .collect(),
             })
             .collect()
     }
@@ -122,29 +123,8 @@ impl MarkdownHeaderSplitter {
         text: &S,
         out: &mut String,
     ) -> Vec<Range<usize>> {
-        let pass = self.read(text);
-        self.groups(&pass)
-            .iter()
-            .map(|g| {
-                let start = out.len();
-                pass.write(g, out);
-                start..out.len()
-            })
-            .collect()
-    }
-
-    fn groups<S: Splittable + ?Sized>(&self, pass: &Pass<'_, S>) -> Vec<Group> {
-        if self.return_each_line {
-            pass.blocks
-                .iter()
-                .map(|b| Group {
-                    blocks: b.index..b.index + 1,
-                    meta: b.meta,
-                })
-                .collect()
-        } else {
-            self.aggregate(pass)
-        }
+        let (sections, _) = self.read(text, out);
+        sections.into_iter().map(|(range, _)| range).collect()
     }
 
     /// Whether the line goes into the current block unchanged, fence or not:
@@ -174,35 +154,46 @@ impl MarkdownHeaderSplitter {
         })
     }
 
-    /// The line-by-line pass: blocks of lines and the headers above them.
-    fn read<'t, S: Splittable + ?Sized>(&self, text: &'t S) -> Pass<'t, S> {
+    /// The line-by-line pass, writing the sections to `out` as it goes:
+    /// each section's range there with the metadata version it holds, and
+    /// the versions (one more per header line).
+    fn read<S: Splittable + ?Sized>(
+        &self,
+        text: &S,
+        out: &mut String,
+    ) -> (Vec<(Range<usize>, usize)>, Vec<Meta>) {
         let mut pass = Pass {
-            text,
-            lines: Vec::with_capacity(text.len() / 64),
-            blocks: Vec::new(),
+            splitter: self,
+            out,
+            sections: Vec::new(),
+            section: None,
             metas: vec![Meta::default()],
+            in_block: false,
+            last_line_hash: false,
         };
-        let mut block_start = 0;
         let mut stack: Vec<(usize, usize)> = Vec::new(); // (level, name)
         let mut fence: Option<&'static str> = None;
         let backticks = Finder::new::<S>("```");
 
-        // Consecutive ordinary lines are one slice of the text: added at once.
-        let mut ordinary: Option<Range<usize>> = None;
+        // Consecutive ordinary lines are one slice of the text, written at
+        // once; the start of the last one tells whether it starts with `#`.
+        let mut ordinary: Option<(Range<usize>, usize)> = None;
         for line in lines(text) {
             // An empty line in a fence is kept as it is, too.
             if self.is_ordinary(text, &line) || (fence.is_some() && line.range.is_empty()) {
-                // What every step below would leave as it is.
-                ordinary =
-                    Some(ordinary.map_or(line.range.clone(), |run| run.start..line.range.end));
+                let last = line.range.start;
+                ordinary = Some(match ordinary {
+                    Some((run, _)) => (run.start..line.range.end, last),
+                    None => (line.range, last),
+                });
                 continue;
             }
-            if let Some(run) = ordinary.take() {
-                pass.push_line(Cow::Borrowed(&text[run]), block_start);
+            if let Some((run, last)) = ordinary.take() {
+                pass.add(&text[run], starts_with_hash(text, last));
             }
             if line.range.is_empty() {
                 // Outside a fence: the end of a block.
-                pass.close_block(&mut block_start);
+                pass.in_block = false;
                 continue;
             }
             let line = if line.printable_ascii {
@@ -219,10 +210,11 @@ impl MarkdownHeaderSplitter {
                 let raw = &text[line.range];
                 raw[raw.strip_range()].printable()
             };
+            let line: &S = &line;
             let may_fence = !line.is_empty() && matches!(line.unit(0), 0x60 | 0x7E); // ` ~
             match fence {
                 _ if !may_fence => {}
-                None if line.prefix_len("```").is_some() && count(&backticks, &*line) == 1 => {
+                None if line.prefix_len("```").is_some() && count(&backticks, line) == 1 => {
                     fence = Some("```")
                 }
                 None if line.prefix_len("~~~").is_some() => fence = Some("~~~"),
@@ -230,12 +222,12 @@ impl MarkdownHeaderSplitter {
                 _ => {}
             }
             if fence.is_some() {
-                pass.push_line(line, block_start);
+                pass.add(line, starts_with_hash(line, 0));
                 continue;
             }
-            if let Some((header, marker_len)) = self.header_at(&*line) {
+            if let Some((header, marker_len)) = self.header_at(line) {
                 // The block before the header keeps the metadata it was read under.
-                pass.close_block(&mut block_start);
+                pass.in_block = false;
                 let mut meta = pass.metas[pass.metas.len() - 1].clone();
                 while stack
                     .last()
@@ -252,48 +244,25 @@ impl MarkdownHeaderSplitter {
                 meta.set(header.name, title);
                 pass.metas.push(meta);
                 if !self.strip_headers {
-                    pass.push_line(line, block_start);
+                    pass.add(line, starts_with_hash(line, 0));
                 }
             } else if !line.is_empty() {
-                pass.push_line(line, block_start);
+                pass.add(line, starts_with_hash(line, 0));
             } else {
-                pass.close_block(&mut block_start);
+                pass.in_block = false;
             }
         }
-        if let Some(run) = ordinary {
-            pass.push_line(Cow::Borrowed(&text[run]), block_start);
+        if let Some((run, last)) = ordinary {
+            pass.add(&text[run], starts_with_hash(text, last));
         }
-        pass.close_block(&mut block_start);
-        pass
+        pass.close_section();
+        (pass.sections, pass.metas)
     }
+}
 
-    /// Joins consecutive blocks with equal metadata, and a header with the
-    /// deeper block right after it when headers are kept.
-    fn aggregate<S: Splittable + ?Sized>(&self, pass: &Pass<'_, S>) -> Vec<Group> {
-        let mut out: Vec<Group> = Vec::with_capacity(pass.blocks.len());
-        for block in &pass.blocks {
-            if let Some(last) = out.last_mut() {
-                let (a, b) = (&pass.metas[last.meta], &pass.metas[block.meta]);
-                let same = last.meta == block.meta || a.same_as(b);
-                let header_above = !same
-                    && a.len() < b.len()
-                    && pass.last_line_starts_with_hash(last)
-                    && !self.strip_headers;
-                if same || header_above {
-                    last.blocks.end = block.index + 1;
-                    if header_above {
-                        last.meta = block.meta;
-                    }
-                    continue;
-                }
-            }
-            out.push(Group {
-                blocks: block.index..block.index + 1,
-                meta: block.meta,
-            });
-        }
-        out
-    }
+/// Whether the unit at `at` is `#`.
+fn starts_with_hash<S: Splittable + ?Sized>(text: &S, at: usize) -> bool {
+    at < text.len() && text.unit(at) == u32::from(b'#')
 }
 
 /// `str.count`: non-overlapping occurrences.
@@ -307,102 +276,63 @@ fn count<S: Splittable + ?Sized>(finder: &Finder, haystack: &S) -> usize {
     n
 }
 
-/// What the line pass found: every kept line, the blocks (runs of lines)
-/// and the metadata versions they were read under.
-struct Pass<'t, S: Splittable + ?Sized> {
-    text: &'t S,
-    /// Kept lines; adjacent ones are merged into one slice of the text.
-    lines: Vec<Cow<'t, S>>,
-    blocks: Vec<Block>,
-    /// Each header line makes a new version; blocks point at one.
+/// The line pass's output: the sections written so far and the one being
+/// written. A block (lines joined with "\n") joins the open section with
+/// "  \n" when it has the same metadata, or when the section ends with a
+/// header line and the block is deeper (headers kept): as langchain
+/// aggregates its blocks.
+struct Pass<'a> {
+    splitter: &'a MarkdownHeaderSplitter,
+    out: &'a mut String,
+    /// Finished sections: their range in `out` and metadata version.
+    sections: Vec<(Range<usize>, usize)>,
+    /// The open section: where it starts in `out`, and its metadata version.
+    section: Option<(usize, usize)>,
+    /// Each header line makes a new version; the last one is current.
     metas: Vec<Meta>,
+    /// Whether the current block has a line.
+    in_block: bool,
+    /// Whether the last line written starts with `#`.
+    last_line_hash: bool,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Block {
-    /// Position in `Pass::blocks`.
-    index: usize,
-    /// Lines `start..end` of `Pass::lines`.
-    start: usize,
-    end: usize,
-    meta: usize,
-}
+impl Pass<'_> {
+    /// Writes a kept line (or several adjacent ones) to the current block.
+    fn add<S: Splittable + ?Sized>(&mut self, line: &S, starts_with_hash: bool) {
+        if self.in_block {
+            self.out.push('\n');
+        } else {
+            self.open_block();
+        }
+        S::push_utf8(self.out, line);
+        self.last_line_hash = starts_with_hash;
+    }
 
-/// Consecutive blocks that become one section.
-#[derive(Clone, Debug)]
-struct Group {
-    blocks: Range<usize>,
-    meta: usize,
-}
-
-impl<'t, S: Splittable + ?Sized> Pass<'t, S> {
-    /// Adds a line to the current block. A line that follows the previous one
-    /// in the text with just the `\n` between extends it instead: joined with
-    /// "\n" they are that slice of the text, copied later in one go.
-    fn push_line(&mut self, line: Cow<'t, S>, block_start: usize) {
-        let in_block = self.lines.len() > block_start;
-        if let (true, Cow::Borrowed(next), Some(Cow::Borrowed(previous))) =
-            (in_block, &line, self.lines.last_mut())
-            // A slice from elsewhere (an empty literal) is never merged.
-            && let (Some(start), Some(next_start)) =
-                (self.text.offset_of(previous), self.text.offset_of(next))
+    /// A block's first line: it joins the open section or starts one.
+    fn open_block(&mut self) {
+        self.in_block = true;
+        let meta = self.metas.len() - 1;
+        if let Some((_, section_meta)) = &mut self.section
+            && !self.splitter.return_each_line
         {
-            let gap = start + previous.len();
-            if next_start == gap + 1 && gap < self.text.len() && self.text.unit(gap) == 0x0A {
-                *previous = &self.text[start..next_start + next.len()];
+            let (a, b) = (&self.metas[*section_meta], &self.metas[meta]);
+            let same = *section_meta == meta || a.same_as(b);
+            let header_above =
+                !same && a.len() < b.len() && self.last_line_hash && !self.splitter.strip_headers;
+            if same || header_above {
+                self.out.push_str("  \n");
+                *section_meta = meta;
                 return;
             }
         }
-        self.lines.push(line);
+        self.close_section();
+        self.section = Some((self.out.len(), meta));
     }
 
-    fn close_block(&mut self, block_start: &mut usize) {
-        if self.lines.len() > *block_start {
-            self.blocks.push(Block {
-                index: self.blocks.len(),
-                start: *block_start,
-                end: self.lines.len(),
-                meta: self.metas.len() - 1,
-            });
-            *block_start = self.lines.len();
+    fn close_section(&mut self) {
+        if let Some((start, meta)) = self.section.take() {
+            self.sections.push((start..self.out.len(), meta));
         }
-    }
-
-    /// Whether the last line of a group's text starts with `#`.
-    fn last_line_starts_with_hash(&self, group: &Group) -> bool {
-        let block = &self.blocks[group.blocks.end - 1];
-        let line: &S = &self.lines[block.end - 1];
-        // A kept line may hold several lines of the text.
-        let start = (0..line.len())
-            .rev()
-            .find(|&i| line.unit(i) == 0x0A)
-            .map_or(0, |i| i + 1);
-        start < line.len() && line.unit(start) == u32::from(b'#')
-    }
-
-    /// Appends a group's text: lines of a block joined with "\n", blocks
-    /// joined with "  \n".
-    fn write(&self, group: &Group, content: &mut String) {
-        let blocks = &self.blocks[group.blocks.clone()];
-        for (i, block) in blocks.iter().enumerate() {
-            if i > 0 {
-                content.push_str("  \n");
-            }
-            for (j, line) in self.lines[block.start..block.end].iter().enumerate() {
-                if j > 0 {
-                    content.push('\n');
-                }
-                S::push_utf8(content, line);
-            }
-        }
-    }
-
-    fn metadata(&self, splitter: &MarkdownHeaderSplitter, group: &Group) -> Metadata {
-        self.metas[group.meta]
-            .0
-            .iter()
-            .map(|(name, value)| (splitter.names[*name].clone(), value.clone()))
-            .collect()
     }
 }
 

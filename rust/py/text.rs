@@ -169,10 +169,12 @@ impl UnreadText {
         let string = string.to_owned();
         // SAFETY: the raw parts are only read while `string`, stored beside
         // them, keeps the immutable object alive.
-        let units = match unsafe { string.data()? } {
-            PyStringData::Ucs1(u) if u.is_ascii() => {
-                Units::Ascii(PyBackedStr::try_from(string.clone())?)
-            }
+        let data = unsafe { string.data()? };
+        // SAFETY: `data()` made the string ready; CPython keeps whether it is
+        // ASCII in its header, which saves a scan.
+        let ascii = unsafe { ffi::PyUnicode_IS_ASCII(string.as_ptr()) } != 0;
+        let units = match data {
+            PyStringData::Ucs1(_) if ascii => Units::Ascii(PyBackedStr::try_from(string.clone())?),
             PyStringData::Ucs1(u) => Units::Latin1(u.as_ptr(), u.len()),
             PyStringData::Ucs2(u) => Units::Ucs2(u.as_ptr(), u.len()),
             PyStringData::Ucs4(u) => Units::Ucs4(u.as_ptr(), u.len()),
