@@ -160,9 +160,16 @@ pub trait CodeUnit:
         unsafe { std::slice::from_raw_parts(units.as_ptr().cast(), std::mem::size_of_val(units)) }
     }
 
-    /// The classes of 64 units.
-    fn classify(block: &[Self; 64]) -> UnitClasses {
-        classify_scalar(block)
+    /// The 64 units as bytes: ASCII units as they are, others as some byte
+    /// that is not ASCII or is 0 (the vectorised narrowing saturates).
+    fn narrowed(block: &[Self; 64]) -> [u8; 64] {
+        block.map(|u| u.code_point().min(0xFF) as u8)
+    }
+
+    /// `f` of [`Self::narrowed`] (bytes are passed as they are, uncopied).
+    #[inline(always)]
+    fn with_narrowed<R>(block: &[Self; 64], f: impl FnOnce(&[u8; 64]) -> R) -> R {
+        f(&Self::narrowed(block))
     }
 
     /// Appends `units` as bytes when they are all ASCII (and returns true);
@@ -219,8 +226,75 @@ pub struct UnitClasses {
 #[inline]
 pub fn classify<T: CodeUnit>(units: &[T]) -> UnitClasses {
     match units.first_chunk::<64>() {
-        Some(block) => T::classify(block),
+        Some(block) => T::with_narrowed(block, classify_bytes),
         None => classify_scalar(units),
+    }
+}
+
+/// Bit `i` set where units `at + i` and `at + i + 1` are the two bytes of
+/// `pair` (ASCII, not NUL), for the pairs that lie within the 64 units from
+/// `at` (so at most 63 of them).
+#[inline]
+pub fn pair_starts<T: CodeUnit>(units: &[T], at: usize, pair: [u8; 2]) -> u64 {
+    let units = units.get(at..).unwrap_or_default();
+    let matches = |bytes: &[u8; 64]| {
+        let first = eq_mask(bytes, pair[0]);
+        let second = if pair[1] == pair[0] { first } else { eq_mask(bytes, pair[1]) };
+        first & (second >> 1)
+    };
+    match units.first_chunk::<64>() {
+        // The pair at bit 63 ends in the next window.
+        Some(block) => T::with_narrowed(block, matches) & (u64::MAX >> 1),
+        None => {
+            let mut block = [T::default(); 64];
+            block[..units.len()].copy_from_slice(units);
+            // The last unit starts no pair.
+            let starts = (1u64 << units.len().saturating_sub(1)) - 1;
+            T::with_narrowed(&block, matches) & starts
+        }
+    }
+}
+
+/// Bit `i` set where `bytes[i] == byte`.
+#[inline(always)]
+fn eq_mask(bytes: &[u8; 64], byte: u8) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        let vectors = bytes.as_ptr().cast::<__m128i>();
+        (0..4).fold(0, |mask, k| {
+            // SAFETY: SSE2 is part of x86_64; the unaligned loads, k < 4,
+            // read the 64 bytes of `bytes`.
+            let m = unsafe {
+                let v = _mm_loadu_si128(vectors.add(k));
+                _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(byte as i8))) as u16
+            };
+            mask | (u64::from(m) << (16 * k))
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        bytes
+            .iter()
+            .enumerate()
+            .fold(0, |mask, (i, &b)| mask | (u64::from(b == byte) << i))
+    }
+}
+
+/// [`UnitClasses`] of 64 narrowed units.
+#[inline(always)]
+fn classify_bytes(bytes: &[u8; 64]) -> UnitClasses {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        let vectors = bytes.as_ptr().cast::<__m128i>();
+        // SAFETY: SSE2 is part of x86_64; the unaligned loads, k < 4, read
+        // the 64 bytes of `bytes`.
+        classify_sse2(|k| unsafe { _mm_loadu_si128(vectors.add(k)) })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        classify_scalar(bytes)
     }
 }
 
@@ -239,9 +313,9 @@ fn classify_scalar<T: CodeUnit>(units: &[T]) -> UnitClasses {
         })
 }
 
-/// SSE2 (part of x86_64) for [`CodeUnit::classify`]: `bytes(k)` gives
-/// units `16k..16k + 16` as bytes, each unit above 0xFF saturated to 0x00
-/// or 0xFF (neither a newline nor visible ASCII, as the unit).
+/// SSE2 (part of x86_64) for [`classify_bytes`]: `bytes(k)` gives units
+/// `16k..16k + 16` as bytes, each unit above 0xFF saturated to 0x00 or 0xFF
+/// (neither a newline nor visible ASCII, as the unit).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn classify_sse2(bytes: impl Fn(usize) -> std::arch::x86_64::__m128i) -> UnitClasses {
@@ -291,13 +365,13 @@ impl CodeUnit for u8 {
         ascii
     }
 
-    #[cfg(target_arch = "x86_64")]
-    fn classify(block: &[u8; 64]) -> UnitClasses {
-        use std::arch::x86_64::*;
-        let vectors = block.as_ptr().cast::<__m128i>();
-        // SAFETY: SSE2 is part of x86_64; the unaligned loads, k < 4, read
-        // the 64 bytes of `block`.
-        classify_sse2(|k| unsafe { _mm_loadu_si128(vectors.add(k)) })
+    fn narrowed(block: &[u8; 64]) -> [u8; 64] {
+        *block
+    }
+
+    #[inline(always)]
+    fn with_narrowed<R>(block: &[u8; 64], f: impl FnOnce(&[u8; 64]) -> R) -> R {
+        f(block)
     }
 
     #[inline(always)]
@@ -338,19 +412,22 @@ impl CodeUnit for u16 {
     }
 
     #[cfg(target_arch = "x86_64")]
-    fn classify(block: &[u16; 64]) -> UnitClasses {
+    fn narrowed(block: &[u16; 64]) -> [u8; 64] {
         use std::arch::x86_64::*;
         let vectors = block.as_ptr().cast::<__m128i>();
-        classify_sse2(|k| {
+        let mut bytes = [0u8; 64];
+        let out = bytes.as_mut_ptr().cast::<__m128i>();
+        for k in 0..4 {
             // SAFETY: SSE2 is part of x86_64; the unaligned loads, 2k + 1 < 8,
-            // read the 128 bytes of `block`.
+            // read the 128 bytes of `block`, the stores the 64 of `bytes`.
             unsafe {
                 let load = |i| _mm_loadu_si128(vectors.add(i));
                 // Saturated to bytes as signed numbers: 0x100..=0x7FFF to
                 // 0xFF, 0x8000 and above to 0x00.
-                _mm_packus_epi16(load(2 * k), load(2 * k + 1))
+                _mm_storeu_si128(out.add(k), _mm_packus_epi16(load(2 * k), load(2 * k + 1)));
             }
-        })
+        }
+        bytes
     }
 
     #[inline(always)]
@@ -398,12 +475,14 @@ impl CodeUnit for u32 {
     }
 
     #[cfg(target_arch = "x86_64")]
-    fn classify(block: &[u32; 64]) -> UnitClasses {
+    fn narrowed(block: &[u32; 64]) -> [u8; 64] {
         use std::arch::x86_64::*;
         let vectors = block.as_ptr().cast::<__m128i>();
-        classify_sse2(|k| {
+        let mut bytes = [0u8; 64];
+        let out = bytes.as_mut_ptr().cast::<__m128i>();
+        for k in 0..4 {
             // SAFETY: SSE2 is part of x86_64; the unaligned loads, 4k + 3 <
-            // 16, read the 256 bytes of `block`.
+            // 16, read the 256 bytes of `block`, the stores the 64 of `bytes`.
             unsafe {
                 let load = |i| _mm_loadu_si128(vectors.add(4 * k + i));
                 // Saturated to 16 bits as signed numbers (0x8000..=0x7FFF_FFFF
@@ -411,9 +490,10 @@ impl CodeUnit for u32 {
                 // as for UCS-2.
                 let low = _mm_packs_epi32(load(0), load(1));
                 let high = _mm_packs_epi32(load(2), load(3));
-                _mm_packus_epi16(low, high)
+                _mm_storeu_si128(out.add(k), _mm_packus_epi16(low, high));
             }
-        })
+        }
+        bytes
     }
 
     #[inline(always)]

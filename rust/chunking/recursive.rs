@@ -222,7 +222,7 @@ fn choose_separator<'s, 'a, S: Splittable + ?Sized>(
         if sep.text.is_empty() {
             return (None, &[]);
         }
-        if sep.finder.find(text, 0).is_some() {
+        if sep.finder.occurs_in(text) {
             return (Some(sep), &separators[i + 1..]);
         }
     }

@@ -56,6 +56,9 @@ pub trait Splittable:
     /// The classes of the 64 units (bytes of a `str`) from `at`, fewer at the end.
     fn classify(&self, at: usize) -> UnitClasses;
 
+    /// [`text::pair_starts`] on the units (bytes of a `str`) from `at`.
+    fn pair_starts(&self, at: usize, pair: [u8; 2]) -> u64;
+
     /// Python's `"".join(filter(str.isprintable, self))`, borrowed when
     /// every character is printable.
     fn printable(&self) -> std::borrow::Cow<'_, Self>;
@@ -134,6 +137,11 @@ impl Splittable for str {
 
     fn classify(&self, at: usize) -> UnitClasses {
         text::classify(self.as_bytes().get(at..).unwrap_or_default())
+    }
+
+    fn pair_starts(&self, at: usize, pair: [u8; 2]) -> u64 {
+        // ASCII bytes of UTF-8 are characters of their own.
+        text::pair_starts(self.as_bytes(), at, pair)
     }
 
     fn printable(&self) -> std::borrow::Cow<'_, str> {
@@ -247,6 +255,10 @@ impl<T: CodeUnit> Splittable for [T] {
         text::classify(self.get(at..).unwrap_or_default())
     }
 
+    fn pair_starts(&self, at: usize, pair: [u8; 2]) -> u64 {
+        text::pair_starts(self, at, pair)
+    }
+
     fn printable(&self) -> std::borrow::Cow<'_, [T]> {
         if all_printable_ascii(self) || self.iter().all(|&u| is_printable(u)) {
             return std::borrow::Cow::Borrowed(self);
@@ -293,19 +305,54 @@ impl<T: CodeUnit> Splittable for [T] {
 /// Finds a separator in a [`Splittable`] text: leftmost occurrences that
 /// start on a unit, as Python's `re.split` finds a literal.
 #[derive(Clone, Debug)]
-pub struct Finder(UnitFinder);
+pub struct Finder {
+    finder: UnitFinder,
+    /// Two ASCII units ("\n\n", ". "): looked for first with masks of 64
+    /// units, which costs less than a substring searcher's call for the
+    /// short gaps between occurrences of such common separators.
+    pair: Option<[u8; 2]>,
+}
+
+/// Windows of 64 units a pair is looked for in before the substring
+/// searcher takes over.
+const PAIR_WINDOWS: usize = 4;
 
 impl Finder {
     pub fn new<S: Splittable + ?Sized>(needle: &str) -> Self {
-        Finder(UnitFinder::new(
-            S::needle_bytes(needle).as_deref(),
-            S::UNIT_SIZE,
-        ))
+        let pair = match needle.as_bytes() {
+            &[a, b] if [a, b].iter().all(|&x| (1..0x80).contains(&x)) => Some([a, b]),
+            _ => None,
+        };
+        Finder {
+            finder: UnitFinder::new(S::needle_bytes(needle).as_deref(), S::UNIT_SIZE),
+            pair,
+        }
+    }
+
+    /// Whether the needle occurs in `text` at all: one long scan, which the
+    /// substring searcher does fastest.
+    pub fn occurs_in<S: Splittable + ?Sized>(&self, text: &S) -> bool {
+        self.finder.find(text.bytes(), 0).is_some()
     }
 
     /// The offset of the first occurrence at or after offset `from`.
     pub fn find<S: Splittable + ?Sized>(&self, text: &S, from: usize) -> Option<usize> {
-        self.0.find(text.bytes(), from)
+        let Some(pair) = self.pair else {
+            return self.finder.find(text.bytes(), from);
+        };
+        let mut at = from;
+        for _ in 0..PAIR_WINDOWS {
+            if at + 1 >= text.len() {
+                return None;
+            }
+            let starts = text.pair_starts(at, pair);
+            if starts != 0 {
+                return Some(at + starts.trailing_zeros() as usize);
+            }
+            at += 63;
+        }
+        // A long gap: the substring searcher scans faster.
+        self.finder.find(text.bytes(), at)
     }
 }
 
@@ -343,6 +390,47 @@ mod tests {
         let f = Finder::new::<str>("☃");
         assert_eq!(f.find(s, 0), Some(1));
         assert_eq!(f.find(s, 4), Some(5));
+    }
+
+    proptest::proptest! {
+        /// Two-unit separators (found with masks) are found where `str::find`
+        /// finds them, from every start, in every width; across windows too.
+        #[test]
+        fn pair_finder_finds_as_str_find(
+            parts in proptest::collection::vec(
+                proptest::sample::select(&[
+                    "\n", "\n\n", ".", ". ", ",", " ", "a", "word", "\u{10a}", "\u{a0a}",
+                    "é", "☃", "😀", "\u{2e00}", "\u{12e}",
+                ][..]),
+                0..200,
+            ),
+            needle in proptest::sample::select(&["\n\n", ". ", ", ", "..", "\n "][..]),
+        ) {
+            let text = parts.concat();
+            let expected: Vec<Option<usize>> = text
+                .char_indices()
+                .map(|(from, _)| text[from..].find(needle).map(|i| i + from))
+                .collect();
+            let finder = Finder::new::<str>(needle);
+            proptest::prop_assert!(finder.pair.is_some());
+            let found: Vec<_> = text.char_indices().map(|(from, _)| finder.find(text.as_str(), from)).collect();
+            proptest::prop_assert_eq!(&found, &expected);
+            // The same offsets in characters, for the code units of each width.
+            let in_chars = |byte: usize| text[..byte].chars().count();
+            let expected: Vec<Option<usize>> = expected.iter().map(|e| e.map(in_chars)).collect();
+            fn found_in<T: CodeUnit>(text: &str, needle: &str) -> Vec<Option<usize>> {
+                let u: Vec<T> = text.chars().map(|c| T::from_code_point(c as u32).unwrap_or_default()).collect();
+                let finder = Finder::new::<[T]>(needle);
+                (0..u.len()).map(|from| finder.find(u.as_slice(), from)).collect()
+            }
+            proptest::prop_assert_eq!(found_in::<u32>(&text, needle), expected.clone());
+            if text.chars().all(|c| (c as u32) < 0x1_0000) {
+                proptest::prop_assert_eq!(found_in::<u16>(&text, needle), expected.clone());
+            }
+            if text.chars().all(|c| (c as u32) < 0x100) {
+                proptest::prop_assert_eq!(found_in::<u8>(&text, needle), expected);
+            }
+        }
     }
 
     #[test]
