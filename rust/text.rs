@@ -239,7 +239,11 @@ pub fn pair_starts<T: CodeUnit>(units: &[T], at: usize, pair: [u8; 2]) -> u64 {
     let units = units.get(at..).unwrap_or_default();
     let matches = |bytes: &[u8; 64]| {
         let first = eq_mask(bytes, pair[0]);
-        let second = if pair[1] == pair[0] { first } else { eq_mask(bytes, pair[1]) };
+        let second = if pair[1] == pair[0] {
+            first
+        } else {
+            eq_mask(bytes, pair[1])
+        };
         first & (second >> 1)
     };
     match units.first_chunk::<64>() {

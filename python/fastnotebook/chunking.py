@@ -301,7 +301,8 @@ def _content_type_arg(content_type: Any) -> str | None:
     if content_type is None:
         return None
     if isinstance(content_type, ContentType):
-        return content_type.value
+        # `_value_` is what `.value` returns, without the descriptor's cost.
+        return content_type._value_
     raise TypeError(
         f"content_type must be a ContentType or None, not {type(content_type).__name__}"
     )
