@@ -21,9 +21,3 @@ use pyo3::prelude::*;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py::register(m)
 }
-
-// Chunking allocates a buffer the size of each document beside many small
-// ones; glibc's allocator spends a fifth of the Markdown pipeline's time
-// consolidating its bins around them, mimalloc a small part of that.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
