@@ -160,10 +160,24 @@ pub trait CodeUnit:
         unsafe { std::slice::from_raw_parts(units.as_ptr().cast(), std::mem::size_of_val(units)) }
     }
 
-    /// The 64 units as bytes: ASCII units as they are, others as some byte
-    /// that is not ASCII or is 0 (the vectorised narrowing saturates).
+    /// 16 units as bytes: ASCII units as they are, others as some byte that
+    /// is not ASCII or is 0 (the vectorised narrowing saturates).
+    fn narrow16(units: &[Self; 16]) -> [u8; 16] {
+        units.map(|u| u.code_point().min(0xFF) as u8)
+    }
+
+    /// 64 units as bytes, as [`Self::narrow16`] makes them.
     fn narrowed(block: &[Self; 64]) -> [u8; 64] {
-        block.map(|u| u.code_point().min(0xFF) as u8)
+        let mut bytes = [0u8; 64];
+        for (out, units) in bytes
+            .as_chunks_mut::<16>()
+            .0
+            .iter_mut()
+            .zip(block.as_chunks::<16>().0)
+        {
+            *out = Self::narrow16(units);
+        }
+        bytes
     }
 
     /// `f` of [`Self::narrowed`] (bytes are passed as they are, uncopied).
@@ -198,13 +212,9 @@ pub trait CodeUnit:
 
     /// A block of units as bytes, when they are all ASCII.
     fn ascii_block(block: &[Self; ASCII_BLOCK]) -> Option<[u8; ASCII_BLOCK]> {
-        let mut bytes = [0u8; ASCII_BLOCK];
-        let mut or = 0;
-        for (b, u) in bytes.iter_mut().zip(block) {
-            or |= u.code_point();
-            *b = u.narrow_u8();
-        }
-        (or < 0x80).then_some(bytes)
+        // The OR of the block vectorises, as does the narrowing.
+        let or = block.iter().fold(Self::default(), |or, &u| or | u);
+        (or.code_point() < 0x80).then(|| Self::narrow16(block))
     }
 }
 
@@ -400,36 +410,20 @@ impl CodeUnit for u16 {
     const PARAGRAPH_BREAK: &'static [u16] = &[0x0A, 0x0A];
 
     #[cfg(target_arch = "x86_64")]
-    fn ascii_block(block: &[u16; ASCII_BLOCK]) -> Option<[u8; ASCII_BLOCK]> {
+    fn narrow16(units: &[u16; 16]) -> [u8; 16] {
         use std::arch::x86_64::*;
-        let vectors = block.as_ptr().cast::<__m128i>();
-        let mut bytes = [0u8; ASCII_BLOCK];
-        // SAFETY: SSE2 is part of x86_64; the two unaligned loads read the
-        // block's 32 bytes, the store writes the 16 of `bytes`.
-        let ascii = unsafe {
-            let (a, b) = (_mm_loadu_si128(vectors), _mm_loadu_si128(vectors.add(1)));
-            let high = _mm_and_si128(_mm_or_si128(a, b), _mm_set1_epi16(0xFF80_u16 as i16));
-            _mm_storeu_si128(bytes.as_mut_ptr().cast(), _mm_packus_epi16(a, b));
-            _mm_movemask_epi8(_mm_cmpeq_epi16(high, _mm_setzero_si128())) == 0xFFFF
-        };
-        ascii.then_some(bytes)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    fn narrowed(block: &[u16; 64]) -> [u8; 64] {
-        use std::arch::x86_64::*;
-        let vectors = block.as_ptr().cast::<__m128i>();
-        let mut bytes = [0u8; 64];
-        let out = bytes.as_mut_ptr().cast::<__m128i>();
-        for k in 0..4 {
-            // SAFETY: SSE2 is part of x86_64; the unaligned loads, 2k + 1 < 8,
-            // read the 128 bytes of `block`, the stores the 64 of `bytes`.
-            unsafe {
-                let load = |i| _mm_loadu_si128(vectors.add(i));
-                // Saturated to bytes as signed numbers: 0x100..=0x7FFF to
-                // 0xFF, 0x8000 and above to 0x00.
-                _mm_storeu_si128(out.add(k), _mm_packus_epi16(load(2 * k), load(2 * k + 1)));
-            }
+        let vectors = units.as_ptr().cast::<__m128i>();
+        let mut bytes = [0u8; 16];
+        // SAFETY: SSE2 is part of x86_64; the two unaligned loads read the 32
+        // bytes of `units`, the store writes the 16 of `bytes`.
+        unsafe {
+            let load = |i| _mm_loadu_si128(vectors.add(i));
+            // Saturated to bytes as signed numbers: 0x100..=0x7FFF to 0xFF,
+            // 0x8000 and above to 0x00.
+            _mm_storeu_si128(
+                bytes.as_mut_ptr().cast(),
+                _mm_packus_epi16(load(0), load(1)),
+            );
         }
         bytes
     }
@@ -456,46 +450,20 @@ impl CodeUnit for u32 {
     const PARAGRAPH_BREAK: &'static [u32] = &[0x0A, 0x0A];
 
     #[cfg(target_arch = "x86_64")]
-    fn ascii_block(block: &[u32; ASCII_BLOCK]) -> Option<[u8; ASCII_BLOCK]> {
+    fn narrow16(units: &[u32; 16]) -> [u8; 16] {
         use std::arch::x86_64::*;
-        let vectors = block.as_ptr().cast::<__m128i>();
-        let mut bytes = [0u8; ASCII_BLOCK];
+        let vectors = units.as_ptr().cast::<__m128i>();
+        let mut bytes = [0u8; 16];
         // SAFETY: SSE2 is part of x86_64; the four unaligned loads read the
-        // block's 64 bytes, the store writes the 16 of `bytes`.
-        let ascii = unsafe {
+        // 64 bytes of `units`, the store writes the 16 of `bytes`.
+        unsafe {
             let load = |i| _mm_loadu_si128(vectors.add(i));
-            let (a, b, c, d) = (load(0), load(1), load(2), load(3));
-            let or = _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d));
-            let high = _mm_and_si128(or, _mm_set1_epi32(!0x7F));
-            // Signed saturation keeps ASCII values as they are.
-            let words = (_mm_packs_epi32(a, b), _mm_packs_epi32(c, d));
-            _mm_storeu_si128(
-                bytes.as_mut_ptr().cast(),
-                _mm_packus_epi16(words.0, words.1),
-            );
-            _mm_movemask_epi8(_mm_cmpeq_epi32(high, _mm_setzero_si128())) == 0xFFFF
-        };
-        ascii.then_some(bytes)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    fn narrowed(block: &[u32; 64]) -> [u8; 64] {
-        use std::arch::x86_64::*;
-        let vectors = block.as_ptr().cast::<__m128i>();
-        let mut bytes = [0u8; 64];
-        let out = bytes.as_mut_ptr().cast::<__m128i>();
-        for k in 0..4 {
-            // SAFETY: SSE2 is part of x86_64; the unaligned loads, 4k + 3 <
-            // 16, read the 256 bytes of `block`, the stores the 64 of `bytes`.
-            unsafe {
-                let load = |i| _mm_loadu_si128(vectors.add(4 * k + i));
-                // Saturated to 16 bits as signed numbers (0x8000..=0x7FFF_FFFF
-                // to 0x7FFF, 0x8000_0000 and above to 0x8000), then to bytes
-                // as for UCS-2.
-                let low = _mm_packs_epi32(load(0), load(1));
-                let high = _mm_packs_epi32(load(2), load(3));
-                _mm_storeu_si128(out.add(k), _mm_packus_epi16(low, high));
-            }
+            // Saturated to 16 bits as signed numbers (0x8000..=0x7FFF_FFFF to
+            // 0x7FFF, 0x8000_0000 and above to 0x8000), then to bytes as for
+            // UCS-2.
+            let low = _mm_packs_epi32(load(0), load(1));
+            let high = _mm_packs_epi32(load(2), load(3));
+            _mm_storeu_si128(bytes.as_mut_ptr().cast(), _mm_packus_epi16(low, high));
         }
         bytes
     }
