@@ -13,6 +13,7 @@
 //! out. Nothing is lost.
 
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::ops::BitOr;
 
 use memchr::memmem;
@@ -187,35 +188,60 @@ pub trait CodeUnit:
     }
 
     /// Appends `units` as bytes when they are all ASCII (and returns true);
-    /// otherwise leaves `out` as it was. One pass: blocks are checked and
-    /// narrowed together.
+    /// otherwise leaves `out` as it was.
     fn push_ascii(out: &mut Vec<u8>, units: &[Self]) -> bool {
-        let len = out.len();
-        out.reserve(units.len());
-        let (blocks, rest) = units.as_chunks::<ASCII_BLOCK>();
-        for block in blocks {
-            match Self::ascii_block(block) {
-                Some(bytes) => out.extend_from_slice(&bytes),
-                None => {
-                    out.truncate(len);
-                    return false;
-                }
-            }
-        }
-        if rest.iter().any(|u| u.code_point() >= 0x80) {
-            out.truncate(len);
+        let n = units.len();
+        out.reserve(n);
+        let start = out.len();
+        if !Self::write_ascii(&mut out.spare_capacity_mut()[..n], units) {
             return false;
         }
-        out.extend(rest.iter().map(|u| u.narrow_u8()));
+        // SAFETY: the `n` bytes after `start` were reserved and written.
+        unsafe { out.set_len(start + n) };
+        true
+    }
+
+    /// Writes `units` as bytes to `dest`, as long as `units`, when they are
+    /// all ASCII (and returns true; otherwise `dest` is left partly written).
+    /// One pass: blocks are checked and narrowed together; a last partial
+    /// block is done as the full block that ends the units (overlapping the
+    /// one before), so short runs cost few blocks and no unit loop.
+    fn write_ascii(dest: &mut [MaybeUninit<u8>], units: &[Self]) -> bool {
+        let n = units.len().min(dest.len());
+        let Some(last) = n.checked_sub(ASCII_BLOCK) else {
+            for (slot, u) in dest.iter_mut().zip(units) {
+                if u.code_point() >= 0x80 {
+                    return false;
+                }
+                slot.write(u.narrow_u8());
+            }
+            return true;
+        };
+        let mut at = 0;
+        while at < n {
+            let from = at.min(last);
+            match units[from..].first_chunk().and_then(Self::ascii_block) {
+                Some(bytes) => write_bytes(&mut dest[from..from + ASCII_BLOCK], &bytes),
+                None => return false,
+            }
+            at = from + ASCII_BLOCK;
+        }
         true
     }
 
     /// A block of units as bytes, when they are all ASCII.
     fn ascii_block(block: &[Self; ASCII_BLOCK]) -> Option<[u8; ASCII_BLOCK]> {
-        // The OR of the block vectorises, as does the narrowing.
         let or = block.iter().fold(Self::default(), |or, &u| or | u);
         (or.code_point() < 0x80).then(|| Self::narrow16(block))
     }
+}
+
+/// Copies `bytes` to the start of `dest` (as much as fits).
+#[inline(always)]
+fn write_bytes(dest: &mut [MaybeUninit<u8>], bytes: &[u8]) {
+    let n = bytes.len().min(dest.len());
+    // SAFETY: both ranges hold `n` bytes, and a `&mut` cannot overlap a `&`.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dest.as_mut_ptr().cast::<u8>(), n) };
 }
 
 /// Units [`CodeUnit::push_ascii`] checks at a time (one SSE2 register of bytes).
@@ -371,10 +397,11 @@ mod sealed {
 impl CodeUnit for u8 {
     const PARAGRAPH_BREAK: &'static [u8] = b"\n\n";
 
-    fn push_ascii(out: &mut Vec<u8>, units: &[u8]) -> bool {
+    fn write_ascii(dest: &mut [MaybeUninit<u8>], units: &[u8]) -> bool {
+        let n = units.len().min(dest.len());
         let ascii = units.is_ascii();
         if ascii {
-            out.extend_from_slice(units);
+            write_bytes(&mut dest[..n], &units[..n]);
         }
         ascii
     }
@@ -428,6 +455,25 @@ impl CodeUnit for u16 {
         bytes
     }
 
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn ascii_block(units: &[u16; 16]) -> Option<[u8; 16]> {
+        use std::arch::x86_64::*;
+        let vectors = units.as_ptr().cast::<__m128i>();
+        let mut bytes = [0u8; 16];
+        // SAFETY: SSE2 is part of x86_64; the two unaligned loads read the 32
+        // bytes of `units`, the store writes the 16 of `bytes`.
+        let ascii = unsafe {
+            let (a, b) = (_mm_loadu_si128(vectors), _mm_loadu_si128(vectors.add(1)));
+            let packed = _mm_packus_epi16(a, b);
+            _mm_storeu_si128(bytes.as_mut_ptr().cast(), packed);
+            // A unit of 0x80..=0x7FFF packs to a byte with its high bit set;
+            // one of 0x8000 and above (packed to 0) has its own high bit set.
+            _mm_movemask_epi8(_mm_or_si128(packed, _mm_or_si128(a, b))) == 0
+        };
+        ascii.then_some(bytes)
+    }
+
     #[inline(always)]
     fn code_point(self) -> u32 {
         u32::from(self)
@@ -466,6 +512,27 @@ impl CodeUnit for u32 {
             _mm_storeu_si128(bytes.as_mut_ptr().cast(), _mm_packus_epi16(low, high));
         }
         bytes
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn ascii_block(units: &[u32; 16]) -> Option<[u8; 16]> {
+        use std::arch::x86_64::*;
+        let vectors = units.as_ptr().cast::<__m128i>();
+        let mut bytes = [0u8; 16];
+        // SAFETY: SSE2 is part of x86_64; the four unaligned loads read the
+        // 64 bytes of `units`, the store writes the 16 of `bytes`.
+        let ascii = unsafe {
+            let load = |i| _mm_loadu_si128(vectors.add(i));
+            let (a, b, c, d) = (load(0), load(1), load(2), load(3));
+            let packed = _mm_packus_epi16(_mm_packs_epi32(a, b), _mm_packs_epi32(c, d));
+            _mm_storeu_si128(bytes.as_mut_ptr().cast(), packed);
+            // As `narrow16`: units of 0x80..=0x7FFF_FFFF pack to a byte with
+            // its high bit set; those above (packed to 0) have their own.
+            let all = _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d));
+            _mm_movemask_epi8(_mm_or_si128(packed, all)) == 0
+        };
+        ascii.then_some(bytes)
     }
 
     #[inline(always)]

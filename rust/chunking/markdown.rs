@@ -101,12 +101,17 @@ impl MarkdownHeaderSplitter {
         let (sections, metas) = self.read(text, &mut out);
         sections
             .into_iter()
-            .map(|(range, meta)| Section {
+            .map(|(range, version)| Section {
                 content: out[range].to_string(),
-                metadata: metas[meta]
-                    .0
+                metadata: metas
+                    .version(version)
                     .iter()
-                    .map(|(name, value)| (self.names[*name].clone(), value.clone()))
+                    .map(|(name, title)| {
+                        (
+                            self.names[*name].clone(),
+                            metas.titles[title.clone()].to_string(),
+                        )
+                    })
                     .collect(),
             })
             .collect()
@@ -161,17 +166,18 @@ impl MarkdownHeaderSplitter {
         &self,
         text: &S,
         out: &mut String,
-    ) -> (Vec<(Range<usize>, usize)>, Vec<Meta>) {
+    ) -> (Vec<(Range<usize>, usize)>, Metas) {
         let mut pass = Pass {
             splitter: self,
             out,
             sections: Vec::new(),
             section: None,
-            metas: vec![Meta::default()],
+            metas: Metas::default(),
             in_block: false,
             last_line_hash: false,
         };
         let mut stack: Vec<(usize, usize)> = Vec::new(); // (level, name)
+        let mut popped: Vec<usize> = Vec::new(); // names a header line closes
         let mut fence: Option<&'static str> = None;
         let backticks = Finder::new::<S>("```");
 
@@ -228,21 +234,17 @@ impl MarkdownHeaderSplitter {
             if let Some((header, marker_len)) = self.header_at(line) {
                 // The block before the header keeps the metadata it was read under.
                 pass.in_block = false;
-                let mut meta = pass.metas[pass.metas.len() - 1].clone();
-                while stack
-                    .last()
-                    .is_some_and(|&(level, _)| level >= header.level)
+                popped.clear();
+                while let Some(&(level, name)) = stack.last()
+                    && level >= header.level
                 {
-                    if let Some((_, name)) = stack.pop() {
-                        meta.remove(name);
-                    }
+                    popped.push(name);
+                    stack.pop();
                 }
                 stack.push((header.level, header.name));
                 let rest = &line[marker_len..line.len()];
-                let mut title = String::new();
-                S::push_utf8(&mut title, &rest[rest.strip_range()]);
-                meta.set(header.name, title);
-                pass.metas.push(meta);
+                pass.metas
+                    .push_header(&popped, header.name, &rest[rest.strip_range()]);
                 if !self.strip_headers {
                     pass.add(line, starts_with_hash(line, 0));
                 }
@@ -288,8 +290,7 @@ struct Pass<'a> {
     sections: Vec<(Range<usize>, usize)>,
     /// The open section: where it starts in `out`, and its metadata version.
     section: Option<(usize, usize)>,
-    /// Each header line makes a new version; the last one is current.
-    metas: Vec<Meta>,
+    metas: Metas,
     /// Whether the current block has a line.
     in_block: bool,
     /// Whether the last line written starts with `#`.
@@ -311,14 +312,15 @@ impl Pass<'_> {
     /// A block's first line: it joins the open section or starts one.
     fn open_block(&mut self) {
         self.in_block = true;
-        let meta = self.metas.len() - 1;
+        let meta = self.metas.current();
         if let Some((_, section_meta)) = &mut self.section
             && !self.splitter.return_each_line
         {
-            let (a, b) = (&self.metas[*section_meta], &self.metas[meta]);
-            let same = *section_meta == meta || a.same_as(b);
-            let header_above =
-                !same && a.len() < b.len() && self.last_line_hash && !self.splitter.strip_headers;
+            let same = *section_meta == meta || self.metas.same(*section_meta, meta);
+            let header_above = !same
+                && self.metas.version(*section_meta).len() < self.metas.version(meta).len()
+                && self.last_line_hash
+                && !self.splitter.strip_headers;
             if same || header_above {
                 self.out.push_str("  \n");
                 *section_meta = meta;
@@ -336,29 +338,68 @@ impl Pass<'_> {
     }
 }
 
-/// A small insertion-ordered dict from header name index to header text.
-#[derive(Clone, Debug, Default)]
-struct Meta(Vec<(usize, String)>);
+/// The versions of the header metadata (an insertion-ordered dict from
+/// header name to header text), one more per header line; the last one is
+/// current. Stored flat, texts included: a header line allocates nothing.
+struct Metas {
+    /// The header texts, one after the other.
+    titles: String,
+    /// Every version's entries (name index, text range in `titles`), one
+    /// version after the other.
+    entries: Vec<(usize, Range<usize>)>,
+    /// Where each version's entries are.
+    versions: Vec<Range<usize>>,
+}
 
-impl Meta {
-    fn set(&mut self, name: usize, value: String) {
-        match self.0.iter_mut().find(|(n, _)| *n == name) {
-            Some(entry) => entry.1 = value,
-            None => self.0.push((name, value)),
+impl Default for Metas {
+    fn default() -> Self {
+        Self {
+            titles: String::new(),
+            entries: Vec::new(),
+            // The first version: no headers yet.
+            versions: std::iter::once(0..0).collect(),
         }
     }
+}
 
-    fn remove(&mut self, name: usize) {
-        self.0.retain(|(n, _)| *n != name);
+impl Metas {
+    fn current(&self) -> usize {
+        self.versions.len() - 1
     }
 
-    fn len(&self) -> usize {
-        self.0.len()
+    fn version(&self, version: usize) -> &[(usize, Range<usize>)] {
+        &self.entries[self.versions[version].clone()]
     }
 
-    /// Python dict equality: same keys and values, in any order.
-    fn same_as(&self, other: &Meta) -> bool {
-        self.0.len() == other.0.len() && self.0.iter().all(|entry| other.0.contains(entry))
+    /// A new version: the current one without the `closed` names, and with
+    /// `name` set to `title` (in its place when it is still there).
+    fn push_header<S: Splittable + ?Sized>(&mut self, closed: &[usize], name: usize, title: &S) {
+        let start = self.titles.len();
+        S::push_utf8(&mut self.titles, title);
+        let title = start..self.titles.len();
+        let first = self.entries.len();
+        for i in self.versions[self.current()].clone() {
+            let entry = self.entries[i].clone();
+            if !closed.contains(&entry.0) {
+                self.entries.push(entry);
+            }
+        }
+        match self.entries[first..].iter_mut().find(|(n, _)| *n == name) {
+            Some(entry) => entry.1 = title,
+            None => self.entries.push((name, title)),
+        }
+        self.versions.push(first..self.entries.len());
+    }
+
+    /// Python dict equality of two versions: same keys and values, in any order.
+    fn same(&self, a: usize, b: usize) -> bool {
+        let (a, b) = (self.version(a), self.version(b));
+        let text = |range: &Range<usize>| &self.titles[range.clone()];
+        a.len() == b.len()
+            && a.iter().all(|(name, title)| {
+                b.iter()
+                    .any(|(other, value)| other == name && text(value) == text(title))
+            })
     }
 }
 

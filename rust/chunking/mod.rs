@@ -245,12 +245,10 @@ fn split_sections<L: LengthFunction>(
     for range in sections {
         let section = &out.rebuilt[range.clone()];
         if !length.exceeds(section, sizes.chunk_size) {
-            push_pieces::<str>(
-                out,
-                Source::Rebuilt,
-                range.start,
-                vec![Piece::Span(0..section.len())],
-            );
+            out.chunks.push(Chunk {
+                source: Source::Rebuilt,
+                range,
+            });
         } else if length.is_char_length() && section.is_ascii() {
             // Its bytes are its characters: no counting needed.
             let pieces = splitter.split(section.as_bytes(), &CharLength);

@@ -248,9 +248,7 @@ fn pieces<'a, S: Splittable + ?Sized>(
     separator: Option<&'a Separator<'_>>,
     keep: KeepSeparator,
 ) -> Pieces<'a, S> {
-    let separator_len = separator.map_or(0, |s| {
-        S::needle_bytes(s.text).map_or(0, |b| b.len() / S::UNIT_SIZE)
-    });
+    let separator_len = separator.map_or(0, |s| s.finder.needle_len());
     Pieces {
         text,
         finder: separator.map(|s| &s.finder),

@@ -311,6 +311,8 @@ pub struct Finder {
     /// units, which costs less than a substring searcher's call for the
     /// short gaps between occurrences of such common separators.
     pair: Option<[u8; 2]>,
+    /// The needle's length in units (0 when it cannot occur).
+    needle_len: usize,
 }
 
 /// Windows of 64 units a pair is looked for in before the substring
@@ -323,10 +325,17 @@ impl Finder {
             &[a, b] if [a, b].iter().all(|&x| (1..0x80).contains(&x)) => Some([a, b]),
             _ => None,
         };
+        let bytes = S::needle_bytes(needle);
         Finder {
-            finder: UnitFinder::new(S::needle_bytes(needle).as_deref(), S::UNIT_SIZE),
+            finder: UnitFinder::new(bytes.as_deref(), S::UNIT_SIZE),
             pair,
+            needle_len: bytes.map_or(0, |b| b.len() / S::UNIT_SIZE),
         }
+    }
+
+    /// The needle's length in units of the text.
+    pub fn needle_len(&self) -> usize {
+        self.needle_len
     }
 
     /// Whether the needle occurs in `text` at all: one long scan, which the

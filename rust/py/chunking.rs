@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 use rayon::prelude::*;
 
-use super::text::{PyText, UnreadText, new_string};
+use super::text::{PyText, UnreadText, new_string, new_string_utf8};
 use crate::chunking::detect::{self, ContentType};
 use crate::chunking::html::HtmlHeaderSplitter;
 use crate::chunking::markdown::MarkdownHeaderSplitter;
@@ -231,7 +231,7 @@ fn unit_chunk_list<'py, T: CodeUnit>(
         .iter()
         .map(|c| match c.source {
             Source::Input => new_string(py, &[&input[c.range.clone()]]),
-            Source::Rebuilt => Ok(PyString::new(py, &chunks.rebuilt[c.range.clone()])),
+            Source::Rebuilt => new_string_utf8(py, &chunks.rebuilt[c.range.clone()]),
         })
         .collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)

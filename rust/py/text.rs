@@ -83,7 +83,7 @@ impl PyText {
                     Ok(Bound::from_owned_ptr_or_err(py, ptr)?.cast_into_unchecked())
                 }
             }
-            _ => Ok(PyString::new(py, s)),
+            _ => new_string_utf8(py, s),
         }
     }
 
@@ -288,6 +288,27 @@ pub fn new_string<'py, T: CodeUnit>(
             let dst = std::slice::from_raw_parts_mut(dst.cast::<u32>(), len);
             copy_pieces(dst, pieces, T::code_point);
         }
+        Ok(object.cast_into_unchecked())
+    }
+}
+
+/// A new `str` of UTF-8 text; ASCII text (most chunks) is copied straight
+/// into a compact ASCII string, with no decoding.
+pub fn new_string_utf8<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyString>> {
+    if !text.is_ascii() {
+        return Ok(PyString::new(py, text));
+    }
+    let bytes = text.as_bytes();
+    // SAFETY: `PyUnicode_New(len, 127)` returns a compact ASCII string of
+    // `len` one-byte units, all written here with ASCII bytes before anyone
+    // sees it.
+    unsafe {
+        let object = Bound::from_owned_ptr_or_err(
+            py,
+            ffi::PyUnicode_New(bytes.len() as ffi::Py_ssize_t, 0x7F),
+        )?;
+        let data = ffi::PyUnicode_DATA(object.as_ptr()).cast::<u8>();
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len());
         Ok(object.cast_into_unchecked())
     }
 }
