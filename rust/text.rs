@@ -397,13 +397,14 @@ mod sealed {
 impl CodeUnit for u8 {
     const PARAGRAPH_BREAK: &'static [u8] = b"\n\n";
 
-    fn write_ascii(dest: &mut [MaybeUninit<u8>], units: &[u8]) -> bool {
-        let n = units.len().min(dest.len());
-        let ascii = units.is_ascii();
-        if ascii {
-            write_bytes(&mut dest[..n], &units[..n]);
-        }
-        ascii
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn ascii_block(units: &[u8; 16]) -> Option<[u8; 16]> {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of x86_64; the unaligned load reads the 16
+        // bytes of `units`.
+        let high = unsafe { _mm_movemask_epi8(_mm_loadu_si128(units.as_ptr().cast())) };
+        (high == 0).then_some(*units)
     }
 
     fn narrowed(block: &[u8; 64]) -> [u8; 64] {

@@ -24,7 +24,8 @@ pub struct Lines<'t, S: ?Sized> {
     base: usize,
     /// Newlines of the window not yet reported.
     newlines: u64,
-    /// Bytes of the window that are neither printable ASCII nor `\n`.
+    /// Bytes of the window from the current line's start on that are
+    /// neither printable ASCII nor `\n`.
     others: u64,
     /// Where the current line starts.
     start: usize,
@@ -46,33 +47,23 @@ pub fn lines<S: Splittable + ?Sized>(text: &S) -> Lines<'_, S> {
     }
 }
 
-/// Bits `0..n` set (all of them when `n >= 64`).
-fn low_bits(n: usize) -> u64 {
-    if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
-}
-
-impl<S: ?Sized> Lines<'_, S> {
-    /// Whether a byte other than printable ASCII lies in the current line
-    /// within this window, before bit `end`.
-    fn others_before(&self, end: usize) -> bool {
-        let from = self.start.saturating_sub(self.base);
-        self.others & low_bits(end) & !low_bits(from) != 0
-    }
-}
-
 impl<S: Splittable + ?Sized> Iterator for Lines<'_, S> {
     type Item = Line;
 
     fn next(&mut self) -> Option<Line> {
         loop {
             if self.newlines != 0 {
-                let bit = self.newlines.trailing_zeros() as usize;
+                let bit = self.newlines.trailing_zeros();
                 self.newlines &= self.newlines - 1;
-                let end = self.base + bit;
+                let end = self.base + bit as usize;
+                // `others` keeps no bit before the line's start: those up to
+                // its newline are the line's.
                 let line = Line {
                     range: self.start..end,
-                    printable_ascii: !self.carried && !self.others_before(bit),
+                    printable_ascii: !self.carried && self.others & ((1u64 << bit) - 1) == 0,
                 };
+                // Bits 0..=bit cleared (2 << 63 is 0: then all of them).
+                self.others &= !(2u64 << bit).wrapping_sub(1);
                 self.start = end + 1;
                 self.carried = false;
                 return Some(line);
@@ -80,7 +71,7 @@ impl<S: Splittable + ?Sized> Iterator for Lines<'_, S> {
             if self.done {
                 return None;
             }
-            self.carried |= self.others_before(64);
+            self.carried |= self.others != 0;
             self.base += 64;
             if self.base >= self.text.len() {
                 // The text after the last newline is the last line.

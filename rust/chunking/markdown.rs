@@ -8,6 +8,7 @@
 
 use std::borrow::Cow;
 use std::ops::Range;
+use std::sync::LazyLock;
 
 use super::Section;
 use super::lines::{Line, lines};
@@ -50,14 +51,39 @@ impl MarkdownHeaderSplitter {
         return_each_line: bool,
         strip_headers: bool,
     ) -> Result<Self> {
+        if headers_to_split_on
+            .iter()
+            .any(|(marker, _)| marker.is_empty())
+        {
+            return Err(Error::InvalidArgument(
+                "header markers to split on must not be empty".into(),
+            ));
+        }
+        Ok(Self::with_markers(
+            headers_to_split_on,
+            return_each_line,
+            strip_headers,
+        ))
+    }
+
+    /// Open Notebook's splitter (headers `#` to `###`, kept in the text),
+    /// built once.
+    pub fn open_notebook() -> &'static Self {
+        static SPLITTER: LazyLock<MarkdownHeaderSplitter> = LazyLock::new(|| {
+            MarkdownHeaderSplitter::with_markers(open_notebook_headers(), false, false)
+        });
+        &SPLITTER
+    }
+
+    /// [`Self::new`] for markers known not to be empty.
+    fn with_markers(
+        headers_to_split_on: Vec<(String, String)>,
+        return_each_line: bool,
+        strip_headers: bool,
+    ) -> Self {
         let mut names: Vec<String> = Vec::new();
         let mut headers = Vec::with_capacity(headers_to_split_on.len());
         for (marker, name) in headers_to_split_on {
-            if marker.is_empty() {
-                return Err(Error::InvalidArgument(
-                    "header markers to split on must not be empty".into(),
-                ));
-            }
             let name = match names.iter().position(|n| *n == name) {
                 Some(i) => i,
                 None => {
@@ -86,14 +112,14 @@ impl MarkdownHeaderSplitter {
             ordinary_first[b as usize] =
                 !matches!(b, b'`' | b'~') && !marker_starts.contains(&u32::from(b));
         }
-        Ok(Self {
+        Self {
             headers,
             names,
             marker_starts,
             ordinary_first,
             return_each_line,
             strip_headers,
-        })
+        }
     }
 
     pub fn split<S: Splittable + ?Sized>(&self, text: &S) -> Vec<Section> {

@@ -194,8 +194,7 @@ where
     };
     let splitter = RecursiveSplitter::open_notebook(sizes.chunk_size, sizes.chunk_overlap)?;
     if content_type == ContentType::Markdown {
-        let headers = markdown::open_notebook_headers();
-        let md = markdown::MarkdownHeaderSplitter::new(headers, false, false)?;
+        let md = markdown::MarkdownHeaderSplitter::open_notebook();
         // The sections hold about the text again (lines stripped, "  \n" added).
         out.rebuilt.reserve(text.len() + text.len() / 16);
         let sections = md.split_into(text, &mut out.rebuilt);

@@ -19,6 +19,7 @@
 
 use std::collections::VecDeque;
 use std::ops::Range;
+use std::sync::LazyLock;
 
 use std::borrow::Borrow;
 
@@ -58,6 +59,13 @@ impl<S: Splittable + ?Sized> LengthFunction<S> for CharLength {
         text.char_len()
     }
 
+    #[inline]
+    fn exceeds(&self, text: &S, limit: usize) -> bool {
+        // A text has no more characters than units: most texts asked about
+        // need no counting.
+        text.len() > limit && text.char_len() > limit
+    }
+
     fn is_char_length(&self) -> bool {
         true
     }
@@ -92,6 +100,34 @@ pub const OPEN_NOTEBOOK_SEPARATORS: [&str; 6] = ["\n\n", "\n", ". ", ", ", " ", 
 struct Separator<'a> {
     text: &'a str,
     finder: Finder,
+}
+
+impl<'a> Separator<'a> {
+    fn new<S: Splittable + ?Sized>(text: &'a str) -> Self {
+        Separator {
+            text,
+            finder: Finder::new::<S>(text),
+        }
+    }
+}
+
+/// Open Notebook's separators with their searchers, built once per width
+/// of text units (they are ASCII: a `str` and Latin-1 units share them).
+fn open_notebook_separators(unit_size: usize) -> &'static [Separator<'static>] {
+    fn build<S: Splittable + ?Sized>() -> Vec<Separator<'static>> {
+        OPEN_NOTEBOOK_SEPARATORS
+            .iter()
+            .map(|text| Separator::new::<S>(text))
+            .collect()
+    }
+    static BYTES: LazyLock<Vec<Separator<'static>>> = LazyLock::new(build::<[u8]>);
+    static UCS2: LazyLock<Vec<Separator<'static>>> = LazyLock::new(build::<[u16]>);
+    static UCS4: LazyLock<Vec<Separator<'static>>> = LazyLock::new(build::<[u32]>);
+    match unit_size {
+        1 => &BYTES,
+        2 => &UCS2,
+        _ => &UCS4,
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -163,16 +199,23 @@ impl RecursiveSplitter {
         S: Splittable + ?Sized,
         L: LengthFunction<S>,
     {
-        let separators: Vec<Separator<'_>> = self
+        let mut out = Vec::new();
+        if self
             .separators
             .iter()
-            .map(|text| Separator {
-                text,
-                finder: Finder::new::<S>(text),
-            })
-            .collect();
-        let mut out = Vec::new();
-        self.split_into(text, 0, &separators, length, &mut out);
+            .map(String::as_str)
+            .eq(OPEN_NOTEBOOK_SEPARATORS)
+        {
+            let separators = open_notebook_separators(S::UNIT_SIZE);
+            self.split_into(text, 0, separators, length, &mut out);
+        } else {
+            let separators: Vec<Separator<'_>> = self
+                .separators
+                .iter()
+                .map(|text| Separator::new::<S>(text))
+                .collect();
+            self.split_into(text, 0, &separators, length, &mut out);
+        }
         out
     }
 
@@ -421,6 +464,28 @@ impl<'a, S: Splittable + ?Sized, L: LengthFunction<S>> Merger<'a, S, L> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The shared searchers for `S` find what searchers built for it find.
+    fn shared_finders_match<S: Splittable + ?Sized>(text: &S) {
+        let shared = open_notebook_separators(S::UNIT_SIZE);
+        for (shared, own) in shared.iter().zip(OPEN_NOTEBOOK_SEPARATORS) {
+            let own_finder = Finder::new::<S>(own);
+            let hits = |f: &Finder| {
+                (0..text.len())
+                    .map(|at| f.find(text, at))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(hits(&shared.finder), hits(&own_finder), "{own:?}");
+        }
+    }
+
+    #[test]
+    fn shared_separators_find_as_their_own_would() {
+        let text = "Words, more. Lines\nand\n\nparagraphs \u{e9}. \u{2603}, end";
+        shared_finders_match(text);
+        shared_finders_match(text.encode_utf16().collect::<Vec<u16>>().as_slice());
+        shared_finders_match(text.chars().map(u32::from).collect::<Vec<u32>>().as_slice());
+    }
 
     fn split(splitter: &RecursiveSplitter, text: &str) -> Vec<String> {
         splitter

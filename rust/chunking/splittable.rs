@@ -200,6 +200,7 @@ fn is_space<T: CodeUnit>(unit: T) -> bool {
     }
 }
 
+#[inline(always)]
 fn is_printable<T: CodeUnit>(unit: T) -> bool {
     let cp = unit.code_point();
     if cp < 0x80 {

@@ -280,7 +280,7 @@ pub fn new_string<'py, T: CodeUnit>(
         let dst = ffi::PyUnicode_DATA(object.as_ptr());
         if max < 0x100 {
             let dst = std::slice::from_raw_parts_mut(dst.cast::<u8>(), len);
-            copy_pieces(dst, pieces, T::narrow_u8);
+            narrow_pieces(dst, pieces);
         } else if max < 0x1_0000 {
             let dst = std::slice::from_raw_parts_mut(dst.cast::<u16>(), len);
             copy_pieces(dst, pieces, T::narrow_u16);
@@ -326,8 +326,17 @@ fn max_char<T: CodeUnit>(pieces: &[&[T]]) -> u32 {
     };
     let mut or = 0;
     for block in pieces.iter().flat_map(|units| units.chunks(512)) {
-        or |= block
+        // Sixteen lanes, OR-ed unit by unit: this form vectorises.
+        let (lanes, rest) = block.as_chunks::<16>();
+        let mut acc = [T::default(); 16];
+        for lane in lanes {
+            for (a, &u) in acc.iter_mut().zip(lane) {
+                *a = *a | u;
+            }
+        }
+        or |= acc
             .iter()
+            .chain(rest)
             .fold(T::default(), |or, &u| or | u)
             .code_point();
         if or >= widest {
@@ -336,6 +345,25 @@ fn max_char<T: CodeUnit>(pieces: &[&[T]]) -> u32 {
     }
     // OR-ing code points may pass U+10FFFF, which CPython refuses.
     or.min(0x10_FFFF)
+}
+
+/// Writes the units of `pieces` (all below 256) one after the other into
+/// `dst` as bytes, 16 at a time.
+fn narrow_pieces<T: CodeUnit>(dst: &mut [u8], pieces: &[&[T]]) {
+    let mut rest = dst;
+    for units in pieces {
+        let n = units.len().min(rest.len());
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(n);
+        let (blocks, units_left) = units[..n].as_chunks::<16>();
+        let (head_blocks, head_left) = head.as_chunks_mut::<16>();
+        for (out, block) in head_blocks.iter_mut().zip(blocks) {
+            *out = T::narrow16(block);
+        }
+        for (out, &unit) in head_left.iter_mut().zip(units_left) {
+            *out = unit.narrow_u8();
+        }
+        rest = tail;
+    }
 }
 
 /// Writes the units of `pieces` one after the other into `dst`, converted.

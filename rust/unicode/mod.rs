@@ -40,12 +40,28 @@ pub fn is_space(c: char) -> bool {
 /// `str.isprintable()`.
 #[inline]
 pub fn is_printable(c: char) -> bool {
+    let cp = c as usize;
     if c.is_ascii() {
         (' '..='~').contains(&c)
+    } else if let Some(word) = PRINTABLE_BMP.get(cp / 64) {
+        word & (1 << (cp % 64)) != 0
     } else {
         in_table(tables::PRINTABLE, c)
     }
 }
+
+/// [`is_printable`] of each code point of the Basic Multilingual Plane, a
+/// bit each (8 KiB): Markdown lines with non-ASCII text ask it of every
+/// character, and a lookup costs less than a search of the table.
+static PRINTABLE_BMP: std::sync::LazyLock<Box<[u64; 1024]>> = std::sync::LazyLock::new(|| {
+    let mut bits = Box::new([0u64; 1024]);
+    for &(lo, hi) in tables::PRINTABLE {
+        for cp in lo..=hi.min(0xFFFF) {
+            bits[cp as usize / 64] |= 1 << (cp % 64);
+        }
+    }
+    bits
+});
 
 /// `re` `\w` for `str` patterns: `str.isalnum()` or `_`.
 #[inline]
@@ -189,6 +205,13 @@ mod tests {
         assert!(!is_printable('\u{a0}') && !is_printable('\u{200b}') && is_printable('é'));
         assert!(is_word('é') && is_word('\u{0661}') && !is_word('\u{0301}'));
         assert!(is_decimal('\u{0661}') && !is_decimal('\u{00b2}'));
+    }
+
+    #[test]
+    fn printable_bits_match_the_table() {
+        for c in (0x80..0x1_0000).filter_map(char::from_u32) {
+            assert_eq!(is_printable(c), in_table(tables::PRINTABLE, c), "{c:?}");
+        }
     }
 
     #[test]
