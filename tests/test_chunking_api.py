@@ -230,12 +230,18 @@ def test_import_stays_free_of_the_model_and_database_stack() -> None:
     assert out.stdout.strip() == ""
 
 
-def test_chunk_texts_across_many_batches_keeps_order_and_errors() -> None:
+def test_chunk_texts_keeps_order_and_raises_the_first_error_in_input_order() -> None:
+    # Texts are chunked longest first; results and errors still follow the input.
     texts = [f"document {i} " + "word " * (200 + 37 * (i % 50)) for i in range(2000)]
-    assert sum(map(len, texts)) > 4_000_000  # several batches
+    assert sum(map(len, texts)) > 4_000_000
     assert chunk_texts(texts) == [chunk_text(t) for t in texts]
-    bad = "<![bogus[ x ]]>" + "<p>text</p>" * 300
-    with pytest.raises(_core.MarkupRejectedError):
-        chunk_text(bad, ContentType.HTML)
-    with pytest.raises(_core.MarkupRejectedError):
-        chunk_texts([*texts, bad], [None] * len(texts) + [ContentType.HTML])
+    first = "<![first[ x ]]>" + "<p>text</p>" * 300
+    longer = "<![later[ y ]]>" + "<p>text</p>" * 3000
+    for bad in (first, longer):
+        with pytest.raises(_core.MarkupRejectedError):
+            chunk_text(bad, ContentType.HTML)
+    types = [None] * len(texts) + [ContentType.HTML] * 2
+    with pytest.raises(_core.MarkupRejectedError, match='"first"'):
+        chunk_texts([*texts, first, longer], types)
+    with pytest.raises(_core.MarkupRejectedError, match='"later"'):
+        chunk_texts([*texts, longer, first], types)

@@ -317,58 +317,44 @@ fn chunk_texts<'py>(
             .map(PyText::as_str)
     };
     // Making Python strings needs the GIL, so it cannot run in parallel; it
-    // overlaps instead: batch k is read and chunked on the pool while batch
-    // k-1 is turned into lists. Without this, that serial part caps the
-    // speed-up. Texts are transcoded on the pool too, for the same reason.
-    type Done = Vec<Result<Chunked>>;
-    let compute = |batch: Vec<(usize, UnreadText)>| -> Done {
-        batch
-            .into_par_iter()
-            .map(|(i, text)| chunk_one(text, types[i], path_of(i), sizes, unit))
-            .collect()
-    };
-    let convert = |done: Done| -> PyResult<Vec<Py<PyList>>> {
-        Python::attach(|py| {
-            done.into_iter()
-                .map(|item| Ok(chunked_list(py, item?)?.unbind()))
-                .collect()
-        })
-    };
-    let lists: PyResult<Vec<Py<PyList>>> = py.detach(|| {
-        let mut lists = Vec::with_capacity(n);
-        let mut pending: Option<Done> = None;
-        for batch in batches(texts) {
-            let (computed, converted) =
-                rayon::join(|| compute(batch), || pending.take().map(convert));
-            lists.extend(converted.transpose()?.into_iter().flatten());
-            pending = Some(computed);
-        }
-        if let Some(done) = pending {
-            lists.extend(convert(done)?);
-        }
-        Ok(lists)
+    // runs on this thread while the pool chunks, each text's list made as
+    // soon as its chunks arrive. Without this, that serial part caps the
+    // speed-up. The longest texts go first, so that no long one runs alone
+    // at the end; texts are transcoded on the pool too, for the same reason.
+    let mut pending: Vec<(usize, UnreadText)> = texts.into_iter().enumerate().collect();
+    pending.sort_by_key(|(_, text)| std::cmp::Reverse(text.len()));
+    let mut lists: Vec<Option<PyResult<Py<PyList>>>> = (0..n).map(|_| None).collect();
+    py.detach(|| {
+        let (sender, done) = std::sync::mpsc::channel();
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                pending
+                    .into_par_iter()
+                    .for_each_with(sender, |sender, (i, text)| {
+                        let chunked = chunk_one(text, types[i], path_of(i), sizes, unit);
+                        // The receiver outlives the pool's work: sending cannot fail.
+                        let _ = sender.send((i, chunked));
+                    });
+            });
+            for (i, chunked) in done {
+                lists[i] = Some(Python::attach(
+                    |py| Ok(chunked_list(py, chunked?)?.unbind()),
+                ));
+            }
+        });
     });
-    PyList::new(py, lists?)
-}
-
-/// The texts, numbered, in consecutive runs of about `BATCH_UNITS` code
-/// units in all.
-fn batches(texts: Vec<UnreadText>) -> Vec<Vec<(usize, UnreadText)>> {
-    const BATCH_UNITS: usize = 2 << 20;
-    let mut out = Vec::new();
-    let (mut batch, mut units) = (Vec::new(), 0);
-    for (i, text) in texts.into_iter().enumerate() {
-        units += text.len();
-        batch.push((i, text));
-        if units >= BATCH_UNITS {
-            out.push(std::mem::take(&mut batch));
-            units = 0;
-        }
-    }
-    if !batch.is_empty() {
-        out.push(batch);
-    }
-    out
+    // The first error in input order, as the loop of `chunk_text` would raise.
+    let lists = lists
+        .into_iter()
+        .map(|list| {
+            list.unwrap_or_else(|| {
+                Err(PyValueError::new_err(
+                    "internal error: a text was not chunked",
+                ))
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, lists)
 }
 
 /// `(page_content, metadata)` pairs, with `to_py` making the strings.
