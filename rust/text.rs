@@ -188,44 +188,36 @@ pub trait CodeUnit:
     }
 
     /// Appends `units` as bytes when they are all ASCII (and returns true);
-    /// otherwise leaves `out` as it was.
+    /// otherwise leaves `out` as it was. One pass: blocks are checked and
+    /// narrowed together straight into `out`'s spare room; a last partial
+    /// block is done as the full block that ends the units (overlapping the
+    /// one before), so short runs cost few blocks and no unit loop.
     fn push_ascii(out: &mut Vec<u8>, units: &[Self]) -> bool {
         let n = units.len();
         out.reserve(n);
         let start = out.len();
-        if !Self::write_ascii(&mut out.spare_capacity_mut()[..n], units) {
-            return false;
-        }
-        // SAFETY: the `n` bytes after `start` were reserved and written.
-        unsafe { out.set_len(start + n) };
-        true
-    }
-
-    /// Writes `units` as bytes to `dest`, as long as `units`, when they are
-    /// all ASCII (and returns true; otherwise `dest` is left partly written).
-    /// One pass: blocks are checked and narrowed together; a last partial
-    /// block is done as the full block that ends the units (overlapping the
-    /// one before), so short runs cost few blocks and no unit loop.
-    fn write_ascii(dest: &mut [MaybeUninit<u8>], units: &[Self]) -> bool {
-        let n = units.len().min(dest.len());
-        let Some(last) = n.checked_sub(ASCII_BLOCK) else {
+        let dest = &mut out.spare_capacity_mut()[..n];
+        if let Some(last) = n.checked_sub(ASCII_BLOCK) {
+            let mut at = 0;
+            while at < n {
+                let from = at.min(last);
+                match units[from..].first_chunk().and_then(Self::ascii_block) {
+                    Some(bytes) => write_bytes(&mut dest[from..from + ASCII_BLOCK], &bytes),
+                    None => return false,
+                }
+                at = from + ASCII_BLOCK;
+            }
+        } else {
             for (slot, u) in dest.iter_mut().zip(units) {
                 if u.code_point() >= 0x80 {
                     return false;
                 }
                 slot.write(u.narrow_u8());
             }
-            return true;
-        };
-        let mut at = 0;
-        while at < n {
-            let from = at.min(last);
-            match units[from..].first_chunk().and_then(Self::ascii_block) {
-                Some(bytes) => write_bytes(&mut dest[from..from + ASCII_BLOCK], &bytes),
-                None => return false,
-            }
-            at = from + ASCII_BLOCK;
         }
+        // SAFETY: the `n` bytes after `start` were reserved and all written
+        // (the blocks, or the units one by one, cover `0..n`).
+        unsafe { out.set_len(start + n) };
         true
     }
 
