@@ -222,9 +222,37 @@ pub trait CodeUnit:
     }
 
     /// A block of units as bytes, when they are all ASCII.
+    #[inline(always)]
     fn ascii_block(block: &[Self; ASCII_BLOCK]) -> Option<[u8; ASCII_BLOCK]> {
-        let or = block.iter().fold(Self::default(), |or, &u| or | u);
-        (or.code_point() < 0x80).then(|| Self::narrow16(block))
+        let bytes = Self::narrow16(block);
+        // Narrowing takes a unit from 0x80 up to a byte with its high bit
+        // set, except one with the top bit of its width set (packed to 0),
+        // whose own last byte has it.
+        no_high_bit(Self::bytes_of(block), &bytes).then_some(bytes)
+    }
+}
+
+/// Whether no byte of `memory` (16, 32 or 64 bytes) nor of `bytes` has its
+/// high bit set.
+#[inline(always)]
+fn no_high_bit(memory: &[u8], bytes: &[u8; 16]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of x86_64; each unaligned load reads one
+        // whole 16-byte chunk of `memory` or `bytes`.
+        unsafe {
+            let or = memory
+                .chunks_exact(16)
+                .fold(_mm_loadu_si128(bytes.as_ptr().cast()), |or, chunk| {
+                    _mm_or_si128(or, _mm_loadu_si128(chunk.as_ptr().cast()))
+                });
+            _mm_movemask_epi8(or) == 0
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        memory.iter().chain(bytes).all(|&b| b < 0x80)
     }
 }
 
@@ -389,16 +417,6 @@ mod sealed {
 impl CodeUnit for u8 {
     const PARAGRAPH_BREAK: &'static [u8] = b"\n\n";
 
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    fn ascii_block(units: &[u8; 16]) -> Option<[u8; 16]> {
-        use std::arch::x86_64::*;
-        // SAFETY: SSE2 is part of x86_64; the unaligned load reads the 16
-        // bytes of `units`.
-        let high = unsafe { _mm_movemask_epi8(_mm_loadu_si128(units.as_ptr().cast())) };
-        (high == 0).then_some(*units)
-    }
-
     fn narrowed(block: &[u8; 64]) -> [u8; 64] {
         *block
     }
@@ -448,25 +466,6 @@ impl CodeUnit for u16 {
         bytes
     }
 
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    fn ascii_block(units: &[u16; 16]) -> Option<[u8; 16]> {
-        use std::arch::x86_64::*;
-        let vectors = units.as_ptr().cast::<__m128i>();
-        let mut bytes = [0u8; 16];
-        // SAFETY: SSE2 is part of x86_64; the two unaligned loads read the 32
-        // bytes of `units`, the store writes the 16 of `bytes`.
-        let ascii = unsafe {
-            let (a, b) = (_mm_loadu_si128(vectors), _mm_loadu_si128(vectors.add(1)));
-            let packed = _mm_packus_epi16(a, b);
-            _mm_storeu_si128(bytes.as_mut_ptr().cast(), packed);
-            // A unit of 0x80..=0x7FFF packs to a byte with its high bit set;
-            // one of 0x8000 and above (packed to 0) has its own high bit set.
-            _mm_movemask_epi8(_mm_or_si128(packed, _mm_or_si128(a, b))) == 0
-        };
-        ascii.then_some(bytes)
-    }
-
     #[inline(always)]
     fn code_point(self) -> u32 {
         u32::from(self)
@@ -505,27 +504,6 @@ impl CodeUnit for u32 {
             _mm_storeu_si128(bytes.as_mut_ptr().cast(), _mm_packus_epi16(low, high));
         }
         bytes
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    fn ascii_block(units: &[u32; 16]) -> Option<[u8; 16]> {
-        use std::arch::x86_64::*;
-        let vectors = units.as_ptr().cast::<__m128i>();
-        let mut bytes = [0u8; 16];
-        // SAFETY: SSE2 is part of x86_64; the four unaligned loads read the
-        // 64 bytes of `units`, the store writes the 16 of `bytes`.
-        let ascii = unsafe {
-            let load = |i| _mm_loadu_si128(vectors.add(i));
-            let (a, b, c, d) = (load(0), load(1), load(2), load(3));
-            let packed = _mm_packus_epi16(_mm_packs_epi32(a, b), _mm_packs_epi32(c, d));
-            _mm_storeu_si128(bytes.as_mut_ptr().cast(), packed);
-            // As `narrow16`: units of 0x80..=0x7FFF_FFFF pack to a byte with
-            // its high bit set; those above (packed to 0) have their own.
-            let all = _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d));
-            _mm_movemask_epi8(_mm_or_si128(packed, all)) == 0
-        };
-        ascii.then_some(bytes)
     }
 
     #[inline(always)]
