@@ -315,6 +315,18 @@ pub fn pair_starts<T: CodeUnit>(units: &[T], at: usize, pair: [u8; 2]) -> u64 {
     }
 }
 
+/// Bit `i` set where `bytes[i] == byte`, for the first 64 bytes (at most).
+#[inline]
+pub fn byte_mask(bytes: &[u8], byte: u8) -> u64 {
+    match bytes.first_chunk::<64>() {
+        Some(block) => eq_mask(block, byte),
+        None => bytes
+            .iter()
+            .enumerate()
+            .fold(0, |mask, (i, &b)| mask | (u64::from(b == byte) << i)),
+    }
+}
+
 /// Bit `i` set where `bytes[i] == byte`.
 #[inline(always)]
 fn eq_mask(bytes: &[u8; 64], byte: u8) -> u64 {

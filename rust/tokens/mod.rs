@@ -26,6 +26,7 @@
 //! - merges of long pieces are O(n log n) at worst: 10 MB of one repeated
 //!   character takes about a second.
 
+mod bound;
 pub mod bpe;
 mod cache;
 pub mod classes;
@@ -223,6 +224,13 @@ impl Tokenizer {
     /// `limit`, found without counting the rest of the text (to decide that a
     /// text exceeds a chunk size, the first tokens past it are enough).
     pub fn count_up_to(&self, text: &str, limit: usize) -> usize {
+        // A long text with more words than the limit exceeds it: no BPE.
+        if text.len() > limit {
+            let words = bound::words_up_to(text, limit);
+            if words > limit {
+                return words;
+            }
+        }
         cache::with(self.encoding, |cache| match self.encoding {
             Encoding::O200kBase => self.count_pieces::<true>(text, limit, cache),
             Encoding::Cl100kBase => self.count_pieces::<false>(text, limit, cache),
