@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 
 use super::Section;
 use super::lines::{Line, lines};
-use super::splittable::{Finder, Splittable};
+use super::splittable::Splittable;
 use crate::error::{Error, Result};
 
 #[derive(Clone, Debug)]
@@ -205,7 +205,6 @@ impl MarkdownHeaderSplitter {
         let mut stack: Vec<(usize, usize)> = Vec::new(); // (level, name)
         let mut popped: Vec<usize> = Vec::new(); // names a header line closes
         let mut fence: Option<&'static str> = None;
-        let backticks = Finder::new::<S>("```");
 
         // Consecutive ordinary lines are one slice of the text, written at
         // once; the start of the last one tells whether it starts with `#`.
@@ -246,7 +245,7 @@ impl MarkdownHeaderSplitter {
             let may_fence = !line.is_empty() && matches!(line.unit(0), 0x60 | 0x7E); // ` ~
             match fence {
                 _ if !may_fence => {}
-                None if line.prefix_len("```").is_some() && count(&backticks, line) == 1 => {
+                None if line.prefix_len("```").is_some() && !has_backticks_after_3(line) => {
                     fence = Some("```")
                 }
                 None if line.prefix_len("~~~").is_some() => fence = Some("~~~"),
@@ -293,15 +292,22 @@ fn starts_with_hash<S: Splittable + ?Sized>(text: &S, at: usize) -> bool {
     at < text.len() && text.unit(at) == u32::from(b'#')
 }
 
-/// `str.count`: non-overlapping occurrences.
-fn count<S: Splittable + ?Sized>(finder: &Finder, haystack: &S) -> usize {
-    let mut n = 0;
-    let mut from = 0;
-    while let Some(at) = finder.find(haystack, from) {
-        n += 1;
-        from = at + 3;
+/// Whether "```" occurs again past the first three units: `line.count("```")
+/// == 1` for a line that starts with it. A plain scan: fence lines are short
+/// (a searcher built per text cost more than it found).
+fn has_backticks_after_3<S: Splittable + ?Sized>(line: &S) -> bool {
+    let mut run = 0;
+    for at in 3..line.len() {
+        run = if line.unit(at) == u32::from(b'`') {
+            run + 1
+        } else {
+            0
+        };
+        if run == 3 {
+            return true;
+        }
     }
-    n
+    false
 }
 
 /// The line pass's output: the sections written so far and the one being
@@ -488,6 +494,29 @@ mod tests {
             contents(&splitter(false).split(md)),
             ["```x``` y", "# H\nz"]
         );
+    }
+
+    #[test]
+    fn a_fence_line_holds_one_triple_backtick() {
+        // `str.count("```")`: "````" and "`````" hold one, "``````" two.
+        for (fence, opens) in [
+            ("````", true),
+            ("`````", true),
+            ("``````", false),
+            ("```a``", true),
+        ] {
+            let md = format!("{fence}\n# H\nz");
+            let expected: &[&str] = if opens {
+                &[md.as_str()]
+            } else {
+                &[fence, "# H\nz"]
+            };
+            assert_eq!(
+                contents(&splitter(false).split(md.as_str())),
+                expected,
+                "{fence}"
+            );
+        }
     }
 
     #[test]
