@@ -245,3 +245,26 @@ def test_chunk_texts_keeps_order_and_raises_the_first_error_in_input_order() -> 
         chunk_texts([*texts, first, longer], types)
     with pytest.raises(_core.MarkupRejectedError, match='"later"'):
         chunk_texts([*texts, longer, first], types)
+
+
+def test_debug_messages_reach_a_debug_handler_only() -> None:
+    from loguru import logger
+
+    text = "word " * 1000
+    messages: list[str] = []
+    handler = logger.add(messages.append, level="DEBUG", format="{message}")
+    try:
+        chunk_text(text, ContentType.PLAIN)
+    finally:
+        logger.remove(handler)
+    assert [m.strip() for m in messages] == [
+        "Chunking text with content type: plain",
+        "Created 4 chunks from 5000 characters",
+    ]
+    quiet: list[str] = []
+    handler = logger.add(quiet.append, level="INFO", format="{message}")
+    try:
+        chunk_text(text, ContentType.PLAIN)
+    finally:
+        logger.remove(handler)
+    assert quiet == []

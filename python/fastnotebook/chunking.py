@@ -282,6 +282,17 @@ class ContentType(Enum):
     PLAIN = "plain"
 
 
+_DEBUG = logger.level("DEBUG").no
+
+
+def _debug_logged() -> bool:
+    """Whether a DEBUG message can reach a loguru handler: loguru's own first
+    test (the lowest level of its handlers), without two calls into loguru
+    that would cost a tenth of chunking a small document. Should the attribute
+    go away, every message goes to loguru as before."""
+    return bool(getattr(getattr(logger, "_core", None), "min_level", 0) <= _DEBUG)
+
+
 def _path_str(file_path: Any) -> str | None:
     """The path as ``pathlib.Path`` would read it; None where it would fail."""
     if not file_path:
@@ -368,7 +379,7 @@ def chunk_text(
     chunks, split_as, length = _core.chunk_text(
         _text_arg(text), _content_type_arg(content_type), _path_str(file_path), **sizes
     )
-    if split_as is not None:
+    if split_as is not None and _debug_logged():
         logger.debug("Chunking text with content type: {}", split_as)
         if chosen_unit == "chars":
             logger.debug("Created {} chunks from {} characters", len(chunks), length)

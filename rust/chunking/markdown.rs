@@ -196,7 +196,9 @@ impl MarkdownHeaderSplitter {
         let mut pass = Pass {
             splitter: self,
             out,
-            sections: Vec::new(),
+            // Sized for a document of a few dozen headers (and its
+            // versions of the metadata below): growing by one costs more.
+            sections: Vec::with_capacity(32),
             section: None,
             metas: Metas::default(),
             in_block: false,
@@ -386,10 +388,14 @@ struct Metas {
 impl Default for Metas {
     fn default() -> Self {
         Self {
-            titles: String::new(),
-            entries: Vec::new(),
+            titles: String::with_capacity(1024),
+            entries: Vec::with_capacity(64),
             // The first version: no headers yet.
-            versions: std::iter::once(0..0).collect(),
+            versions: {
+                let mut versions = Vec::with_capacity(32);
+                versions.push(0..0);
+                versions
+            },
         }
     }
 }

@@ -198,6 +198,9 @@ where
         // The sections hold about the text again (lines stripped, "  \n" added).
         out.rebuilt.reserve(text.len() + text.len() / 16);
         let sections = md.split_into(text, &mut out.rebuilt);
+        // A chunk per section, and about one per chunk size of long ones.
+        out.chunks
+            .reserve(sections.len() + out.rebuilt.len() / sizes.chunk_size.max(1));
         split_sections(&mut out, sections, &splitter, sizes, length);
     } else {
         let pieces = splitter.split(text, length);
@@ -278,6 +281,7 @@ fn push_pieces<S: Splittable + ?Sized>(
     base: usize,
     pieces: Vec<Piece<S::Owned>>,
 ) {
+    out.chunks.reserve(pieces.len());
     for piece in pieces {
         let range = match piece {
             Piece::Span(r) => base + r.start..base + r.end,

@@ -199,7 +199,8 @@ impl RecursiveSplitter {
         S: Splittable + ?Sized,
         L: LengthFunction<S>,
     {
-        let mut out = Vec::new();
+        // About two pieces per chunk (a chunk and its overlap's start).
+        let mut out = Vec::with_capacity(2 * text.len() / self.chunk_size.max(1) + 1);
         if self
             .separators
             .iter()
@@ -374,7 +375,8 @@ impl<'a, S: Splittable + ?Sized, L: LengthFunction<S>> Merger<'a, S, L> {
             strip: splitter.strip_whitespace,
             separator,
             separator_len,
-            window: VecDeque::new(),
+            // A chunk's lines, say: growing one piece at a time cost more.
+            window: VecDeque::with_capacity(64),
             total: 0,
             _length: std::marker::PhantomData,
         }
