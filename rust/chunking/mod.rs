@@ -199,8 +199,8 @@ where
         out.rebuilt.reserve(text.len() + text.len() / 16);
         let sections = md.split_into(text, &mut out.rebuilt);
         // A chunk per section, and about one per chunk size of long ones.
-        out.chunks
-            .reserve(sections.len() + out.rebuilt.len() / sizes.chunk_size.max(1));
+        let estimate = sections.len() + out.rebuilt.len() / sizes.chunk_size.max(1);
+        out.chunks.reserve(estimate.min(recursive::PRESIZE_LIMIT));
         split_sections(&mut out, sections, &splitter, sizes, length);
     } else {
         let pieces = splitter.split(text, length);

@@ -199,8 +199,10 @@ impl RecursiveSplitter {
         S: Splittable + ?Sized,
         L: LengthFunction<S>,
     {
-        // About two pieces per chunk (a chunk and its overlap's start).
-        let mut out = Vec::with_capacity(2 * text.len() / self.chunk_size.max(1) + 1);
+        // About two pieces per chunk (a chunk and its overlap's start), up
+        // to a bound: an estimate, not a reservation for tiny chunk sizes.
+        let estimate = 2 * text.len() / self.chunk_size.max(1) + 1;
+        let mut out = Vec::with_capacity(estimate.min(PRESIZE_LIMIT));
         if self
             .separators
             .iter()
@@ -255,6 +257,9 @@ impl RecursiveSplitter {
         merger.finish(out);
     }
 }
+
+/// The most elements a vector is sized for up front from an estimate.
+pub(crate) const PRESIZE_LIMIT: usize = 4096;
 
 /// The first separator that occurs in `text` (the empty one always does;
 /// `None` stands for it), and the separators left for splitting its pieces.
