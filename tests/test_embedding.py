@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 from esperanto import AIFactory
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -24,19 +24,32 @@ from fastnotebook.embedding import (
 )
 
 
+def _normalised(v: np.ndarray) -> np.ndarray:
+    """Unit vectors, with norms computed on rows scaled by their largest
+    magnitude (mathematically the same, and exact where numpy's sum(x*x)
+    would overflow or underflow)."""
+    scale = np.max(np.abs(v), axis=-1, keepdims=True)
+    safe = np.where(scale > 0, scale, 1.0)
+    norms = np.linalg.norm(v / safe, axis=-1, keepdims=True) * safe
+    return v / np.where(norms > 0, norms, 1.0)
+
+
 def reference_pool(rows: np.ndarray) -> np.ndarray:
-    """The original's algorithm in float64, with norms computed on rows scaled
-    by their largest magnitude (mathematically the same, and exact where
-    numpy's sum(x*x) would overflow or underflow)."""
-    rows = np.asarray(rows, dtype=np.float64)
+    """The original's algorithm in float64."""
+    return _normalised(np.mean(_normalised(np.asarray(rows, dtype=np.float64)), axis=0))
 
-    def normalised(v: np.ndarray) -> np.ndarray:
-        scale = np.max(np.abs(v), axis=-1, keepdims=True)
-        safe = np.where(scale > 0, scale, 1.0)
-        norms = np.linalg.norm(v / safe, axis=-1, keepdims=True) * safe
-        return v / np.where(norms > 0, norms, 1.0)
 
-    return normalised(np.mean(normalised(rows), axis=0))
+def pooled_tolerance(rows: np.ndarray) -> float:
+    """How far two float64 computations of the pooled vector can differ.
+
+    The mean of unit vectors that nearly cancel is ill-conditioned: rounding
+    of order 1e-16 in it becomes 1e-16 / |mean| once normalised (rows
+    [[0.0078125, 103], [0, -1]] have a mean of norm 4e-5, and numpy and any
+    other summation order differ by 1.5e-12). Well-conditioned means keep
+    the 1e-12 bound.
+    """
+    mean_norm = float(np.linalg.norm(np.mean(_normalised(np.asarray(rows, np.float64)), axis=0)))
+    return 1e-12 + (64 * np.finfo(np.float64).eps / mean_norm if mean_norm > 0 else 0.0)
 
 
 def run(coro: Any) -> Any:
@@ -98,6 +111,7 @@ async def test_tuples_and_numpy_rows_are_accepted() -> None:
 magnitudes = st.sampled_from([1.0, 1e-300, 1e-150, 1e-20, 1e20, 1e150, 1e300])
 
 
+@example(np.array([[7.8125e-03, 1.03e02], [0.0, -1.0]]), 1.0, 0)
 @settings(max_examples=200, deadline=None)
 @given(
     hnp.arrays(
@@ -112,8 +126,9 @@ def test_pooling_matches_numpy_in_float64(rows: np.ndarray, scale: float, zero_r
     rows = rows * scale
     rows[:zero_rows] = 0.0
     expected = reference_pool(rows)
-    assert np.max(np.abs(np.array(run(mean_pool_embeddings(rows.tolist()))) - expected)) < 1e-12
-    assert np.max(np.abs(mean_pool(rows) - expected)) < 1e-12
+    tolerance = pooled_tolerance(rows)
+    assert np.max(np.abs(np.array(run(mean_pool_embeddings(rows.tolist()))) - expected)) < tolerance
+    assert np.max(np.abs(mean_pool(rows) - expected)) < tolerance
 
 
 @settings(max_examples=100, deadline=None)
@@ -127,7 +142,7 @@ def test_pooling_matches_numpy_in_float64(rows: np.ndarray, scale: float, zero_r
 def test_float32_arrays_match_numpy(rows: np.ndarray) -> None:
     result = mean_pool(rows)
     assert result.dtype == np.float32
-    assert np.max(np.abs(result - reference_pool(rows))) < 1e-6
+    assert np.max(np.abs(result - reference_pool(rows))) < 1e-6 + pooled_tolerance(rows)
 
 
 def test_non_contiguous_arrays() -> None:
