@@ -247,24 +247,22 @@ def test_chunk_texts_keeps_order_and_raises_the_first_error_in_input_order() -> 
         chunk_texts([*texts, longer, first], types)
 
 
-def test_debug_messages_reach_a_debug_handler_only() -> None:
+def _logged_while_chunking(level: str) -> list[str]:
+    """The messages a loguru handler at `level` receives while a long text is chunked."""
     from loguru import logger
 
-    text = "word " * 1000
     messages: list[str] = []
-    handler = logger.add(messages.append, level="DEBUG", format="{message}")
+    handler = logger.add(messages.append, level=level, format="{message}")
     try:
-        chunk_text(text, ContentType.PLAIN)
+        chunk_text("word " * 1000, ContentType.PLAIN)
     finally:
         logger.remove(handler)
-    assert [m.strip() for m in messages] == [
+    return [m.strip() for m in messages]
+
+
+def test_debug_messages_reach_a_debug_handler_only() -> None:
+    assert _logged_while_chunking("DEBUG") == [
         "Chunking text with content type: plain",
         "Created 4 chunks from 5000 characters",
     ]
-    quiet: list[str] = []
-    handler = logger.add(quiet.append, level="INFO", format="{message}")
-    try:
-        chunk_text(text, ContentType.PLAIN)
-    finally:
-        logger.remove(handler)
-    assert quiet == []
+    assert _logged_while_chunking("INFO") == []

@@ -130,6 +130,9 @@ fn open_notebook_separators(unit_size: usize) -> &'static [Separator<'static>] {
     }
 }
 
+/// The most elements a vector is sized for up front from an estimate.
+pub(crate) const PRESIZE_LIMIT: usize = 4096;
+
 #[derive(Clone, Debug)]
 pub struct RecursiveSplitter {
     chunk_size: usize,
@@ -257,9 +260,6 @@ impl RecursiveSplitter {
         merger.finish(out);
     }
 }
-
-/// The most elements a vector is sized for up front from an estimate.
-pub(crate) const PRESIZE_LIMIT: usize = 4096;
 
 /// The first separator that occurs in `text` (the empty one always does;
 /// `None` stands for it), and the separators left for splitting its pieces.
