@@ -123,8 +123,6 @@ enum Placeholders {
     Reject,
     Drop,
     Map(SurrogateMap),
-    /// U+FFFD, as Python's `errors="replace"`.
-    Replace,
 }
 
 /// A code unit of one of the three PEP 393 representations of a `str`
@@ -678,18 +676,6 @@ fn utf8_of<U: CodeUnit>(units: &[U], map: Placeholders) -> Result<String> {
     Ok(unsafe { String::from_utf8_unchecked(out) })
 }
 
-/// Appends code units to `out` as UTF-8, lone surrogates (and values that are
-/// no character) as U+FFFD.
-pub fn push_utf8<U: CodeUnit>(out: &mut String, units: &[U]) {
-    // SAFETY: only ASCII bytes, or what `append_utf8` appends (valid UTF-8,
-    // see `utf8_of`; with `Replace` it cannot fail half-way), are appended.
-    let bytes = unsafe { out.as_mut_vec() };
-    // Most Markdown lines are ASCII.
-    if !U::push_ascii(bytes, units) {
-        let _ = append_utf8(bytes, units, Placeholders::Replace);
-    }
-}
-
 fn append_utf8<U: CodeUnit>(out: &mut Vec<u8>, units: &[U], map: Placeholders) -> Result<()> {
     const BLOCK: usize = 32;
     let mut blocks = units.chunks_exact(BLOCK);
@@ -713,7 +699,6 @@ fn push_units<U: CodeUnit>(out: &mut Vec<u8>, units: &[U], map: Placeholders) ->
             (Some(c), _) => c,
             (None, Placeholders::Map(map)) if is_surrogate(cp) => map.placeholder(cp),
             (None, Placeholders::Drop) if is_surrogate(cp) => continue,
-            (None, Placeholders::Replace) => char::REPLACEMENT_CHARACTER,
             _ => {
                 return Err(Error::UnsupportedText(format!(
                     "code point {cp:#x} is not a character"

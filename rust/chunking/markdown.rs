@@ -6,7 +6,7 @@
 //! same header metadata are then joined with `"  \n"`, as are a header and the
 //! deeper section that follows it when headers are kept.
 
-use std::borrow::Cow;
+use std::borrow::{Borrow, Cow};
 use std::ops::Range;
 use std::sync::LazyLock;
 
@@ -122,21 +122,21 @@ impl MarkdownHeaderSplitter {
         }
     }
 
-    pub fn split<S: Splittable + ?Sized>(&self, text: &S) -> Vec<Section> {
-        let mut out = String::new();
+    /// The sections, in the text's own form (`String` for a `str`, code
+    /// units for a Python string's units), with their header metadata.
+    pub fn split<S: Splittable + ?Sized>(&self, text: &S) -> Vec<Section<S::Owned>> {
+        let mut out = S::Owned::default();
         let (sections, metas) = self.read(text, &mut out);
+        let (out, titles): (&S, &S) = (out.borrow(), metas.titles.borrow());
         sections
             .into_iter()
             .map(|(range, version)| Section {
-                content: out[range].to_string(),
+                content: out[range].to_owned(),
                 metadata: metas
                     .version(version)
                     .iter()
                     .map(|(name, title)| {
-                        (
-                            self.names[*name].clone(),
-                            metas.titles[title.clone()].to_string(),
-                        )
+                        (self.names[*name].clone(), titles[title.clone()].to_owned())
                     })
                     .collect(),
             })
@@ -146,13 +146,12 @@ impl MarkdownHeaderSplitter {
     /// The sections' text only, appended to `out`; returns where each is.
     /// (Cheaper than [`Self::split`] when the metadata is not wanted.)
     ///
-    /// Sections are UTF-8 whatever the text's form: every kept character is
-    /// printable, so none is a lone surrogate, and UTF-8 is the smallest
-    /// form for the mostly ASCII text of Markdown.
+    /// Sections keep the text's form: a kept line is copied as it is, and a
+    /// chunk of them becomes a Python string without decoding.
     pub fn split_into<S: Splittable + ?Sized>(
         &self,
         text: &S,
-        out: &mut String,
+        out: &mut S::Owned,
     ) -> Vec<Range<usize>> {
         let (sections, _) = self.read(text, out);
         sections.into_iter().map(|(range, _)| range).collect()
@@ -191,8 +190,8 @@ impl MarkdownHeaderSplitter {
     fn read<S: Splittable + ?Sized>(
         &self,
         text: &S,
-        out: &mut String,
-    ) -> (Vec<(Range<usize>, usize)>, Metas) {
+        out: &mut S::Owned,
+    ) -> (Vec<(Range<usize>, usize)>, Metas<S>) {
         let mut pass = Pass {
             splitter: self,
             out,
@@ -200,7 +199,7 @@ impl MarkdownHeaderSplitter {
             // versions of the metadata below): growing by one costs more.
             sections: Vec::with_capacity(32),
             section: None,
-            metas: Metas::default(),
+            metas: Metas::new(),
             in_block: false,
             last_line_hash: false,
         };
@@ -317,30 +316,35 @@ fn has_backticks_after_3<S: Splittable + ?Sized>(line: &S) -> bool {
 /// "  \n" when it has the same metadata, or when the section ends with a
 /// header line and the block is deeper (headers kept): as langchain
 /// aggregates its blocks.
-struct Pass<'a> {
+struct Pass<'a, S: Splittable + ?Sized> {
     splitter: &'a MarkdownHeaderSplitter,
-    out: &'a mut String,
+    out: &'a mut S::Owned,
     /// Finished sections: their range in `out` and metadata version.
     sections: Vec<(Range<usize>, usize)>,
     /// The open section: where it starts in `out`, and its metadata version.
     section: Option<(usize, usize)>,
-    metas: Metas,
+    metas: Metas<S>,
     /// Whether the current block has a line.
     in_block: bool,
     /// Whether the last line written starts with `#`.
     last_line_hash: bool,
 }
 
-impl Pass<'_> {
+impl<S: Splittable + ?Sized> Pass<'_, S> {
     /// Writes a kept line (or several adjacent ones) to the current block.
-    fn add<S: Splittable + ?Sized>(&mut self, line: &S, starts_with_hash: bool) {
+    fn add(&mut self, line: &S, starts_with_hash: bool) {
         if self.in_block {
-            self.out.push('\n');
+            S::push_str(self.out, "\n");
         } else {
             self.open_block();
         }
-        S::push_utf8(self.out, line);
+        S::push(self.out, line);
         self.last_line_hash = starts_with_hash;
+    }
+
+    /// The length of the text written so far.
+    fn written(&self) -> usize {
+        Borrow::<S>::borrow(&*self.out).len()
     }
 
     /// A block's first line: it joins the open section or starts one.
@@ -356,18 +360,18 @@ impl Pass<'_> {
                 && self.last_line_hash
                 && !self.splitter.strip_headers;
             if same || header_above {
-                self.out.push_str("  \n");
+                S::push_str(self.out, "  \n");
                 *section_meta = meta;
                 return;
             }
         }
         self.close_section();
-        self.section = Some((self.out.len(), meta));
+        self.section = Some((self.written(), meta));
     }
 
     fn close_section(&mut self) {
         if let Some((start, meta)) = self.section.take() {
-            self.sections.push((start..self.out.len(), meta));
+            self.sections.push((start..self.written(), meta));
         }
     }
 }
@@ -375,9 +379,9 @@ impl Pass<'_> {
 /// The versions of the header metadata (an insertion-ordered dict from
 /// header name to header text), one more per header line; the last one is
 /// current. Stored flat, texts included: a header line allocates nothing.
-struct Metas {
+struct Metas<S: Splittable + ?Sized> {
     /// The header texts, one after the other.
-    titles: String,
+    titles: S::Owned,
     /// Every version's entries (name index, text range in `titles`), one
     /// version after the other.
     entries: Vec<(usize, Range<usize>)>,
@@ -385,22 +389,20 @@ struct Metas {
     versions: Vec<Range<usize>>,
 }
 
-impl Default for Metas {
-    fn default() -> Self {
+impl<S: Splittable + ?Sized> Metas<S> {
+    fn new() -> Self {
+        let mut titles = S::Owned::default();
+        S::reserve(&mut titles, 1024);
+        let mut versions = Vec::with_capacity(32);
+        // The first version: no headers yet.
+        versions.push(0..0);
         Self {
-            titles: String::with_capacity(1024),
+            titles,
             entries: Vec::with_capacity(64),
-            // The first version: no headers yet.
-            versions: {
-                let mut versions = Vec::with_capacity(32);
-                versions.push(0..0);
-                versions
-            },
+            versions,
         }
     }
-}
 
-impl Metas {
     fn current(&self) -> usize {
         self.versions.len() - 1
     }
@@ -411,10 +413,10 @@ impl Metas {
 
     /// A new version: the current one without the `closed` names, and with
     /// `name` set to `title` (in its place when it is still there).
-    fn push_header<S: Splittable + ?Sized>(&mut self, closed: &[usize], name: usize, title: &S) {
-        let start = self.titles.len();
-        S::push_utf8(&mut self.titles, title);
-        let title = start..self.titles.len();
+    fn push_header(&mut self, closed: &[usize], name: usize, title: &S) {
+        let start = self.titles.borrow().len();
+        S::push(&mut self.titles, title);
+        let title = start..self.titles.borrow().len();
         let first = self.entries.len();
         for i in self.versions[self.current()].clone() {
             let entry = self.entries[i].clone();
@@ -432,7 +434,8 @@ impl Metas {
     /// Python dict equality of two versions: same keys and values, in any order.
     fn same(&self, a: usize, b: usize) -> bool {
         let (a, b) = (self.version(a), self.version(b));
-        let text = |range: &Range<usize>| &self.titles[range.clone()];
+        let titles: &S = self.titles.borrow();
+        let text = |range: &Range<usize>| &titles[range.clone()];
         a.len() == b.len()
             && a.iter().all(|(name, title)| {
                 b.iter()
@@ -542,6 +545,22 @@ mod tests {
         assert_eq!(sections[0].metadata[0].1, "A");
     }
 
+    /// Sections of code units, as UTF-8.
+    fn utf8<T: crate::text::CodeUnit>(sections: Vec<Section<Vec<T>>>) -> Vec<Section> {
+        let text = |units: &Vec<T>| units.as_slice().to_str().into_owned();
+        sections
+            .iter()
+            .map(|s| Section {
+                content: text(&s.content),
+                metadata: s
+                    .metadata
+                    .iter()
+                    .map(|(k, v)| (k.clone(), text(v)))
+                    .collect(),
+            })
+            .collect()
+    }
+
     proptest::proptest! {
         /// A Python string's code units, in each width that holds it, split
         /// as its UTF-8 does.
@@ -563,13 +582,13 @@ mod tests {
                 MarkdownHeaderSplitter::new(open_notebook_headers(), each_line, strip).expect("valid");
             let fitting = |max: u32| -> String { text.chars().filter(|&c| (c as u32) <= max).collect() };
             let ucs4: Vec<u32> = text.chars().map(u32::from).collect();
-            proptest::prop_assert_eq!(splitter.split(ucs4.as_slice()), splitter.split(text.as_str()));
+            proptest::prop_assert_eq!(utf8(splitter.split(ucs4.as_slice())), splitter.split(text.as_str()));
             let bmp = fitting(0xFFFF);
             let ucs2: Vec<u16> = bmp.encode_utf16().collect();
-            proptest::prop_assert_eq!(splitter.split(ucs2.as_slice()), splitter.split(bmp.as_str()));
+            proptest::prop_assert_eq!(utf8(splitter.split(ucs2.as_slice())), splitter.split(bmp.as_str()));
             let latin = fitting(0xFF);
             let latin1: Vec<u8> = latin.chars().map(|c| c as u8).collect();
-            proptest::prop_assert_eq!(splitter.split(latin1.as_slice()), splitter.split(latin.as_str()));
+            proptest::prop_assert_eq!(utf8(splitter.split(latin1.as_slice())), splitter.split(latin.as_str()));
         }
     }
 

@@ -10,6 +10,7 @@ pub mod recursive;
 pub mod signals;
 pub mod splittable;
 
+use std::borrow::Borrow;
 use std::ops::Range;
 
 use crate::error::Result;
@@ -64,13 +65,13 @@ pub struct Chunk {
 }
 
 /// The chunks of one text, and the text rebuilt by a header splitter that
-/// some of them point into (UTF-8 whatever the input's form: see
-/// [`markdown::MarkdownHeaderSplitter::split_into`]).
+/// some of them point into, in the input's form (`String`, or code units:
+/// see [`markdown::MarkdownHeaderSplitter::split_into`]).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Chunks {
+pub struct Chunks<O = String> {
     pub chunks: Vec<Chunk>,
     /// The rebuilt sections, one after the other.
-    pub rebuilt: String,
+    pub rebuilt: O,
     /// The type the text was split as; `None` when it needed no splitting.
     pub content_type: Option<ContentType>,
     /// The input's length in the unit of the length function when it fits in
@@ -79,12 +80,16 @@ pub struct Chunks {
     pub input_length: usize,
 }
 
-impl Chunks {
-    /// The text of a chunk of a `str` input.
-    pub fn text<'a>(&'a self, input: &'a str, chunk: &Chunk) -> &'a str {
+impl<O: Default> Chunks<O> {
+    /// The text of a chunk of `input`.
+    pub fn text<'a, S>(&'a self, input: &'a S, chunk: &Chunk) -> &'a S
+    where
+        S: Splittable<Owned = O> + ?Sized,
+        O: Borrow<S>,
+    {
         match chunk.source {
             Source::Input => &input[chunk.range.clone()],
-            Source::Rebuilt => &self.rebuilt[chunk.range.clone()],
+            Source::Rebuilt => &Borrow::<S>::borrow(&self.rebuilt)[chunk.range.clone()],
         }
     }
 
@@ -163,10 +168,10 @@ pub fn chunk_text_unless_html<S, L>(
     file_path: Option<&str>,
     sizes: ChunkSizes,
     length: &L,
-) -> Result<Option<Chunks>>
+) -> Result<Option<Chunks<S::Owned>>>
 where
     S: Splittable + ?Sized,
-    L: LengthFunction<S> + LengthFunction<str>,
+    L: LengthFunction<S>,
 {
     match plan(text, content_type, file_path, sizes, length) {
         Plan::Split(ContentType::Html, _) => Ok(None),
@@ -182,10 +187,10 @@ fn split<S, L>(
     input_length: usize,
     sizes: ChunkSizes,
     length: &L,
-) -> Result<Chunks>
+) -> Result<Chunks<S::Owned>>
 where
     S: Splittable + ?Sized,
-    L: LengthFunction<S> + LengthFunction<str>,
+    L: LengthFunction<S>,
 {
     let mut out = Chunks {
         content_type: Some(content_type),
@@ -196,15 +201,16 @@ where
     if content_type == ContentType::Markdown {
         let md = markdown::MarkdownHeaderSplitter::open_notebook();
         // The sections hold about the text again (lines stripped, "  \n" added).
-        out.rebuilt.reserve(text.len() + text.len() / 16);
+        S::reserve(&mut out.rebuilt, text.len() + text.len() / 16);
         let sections = md.split_into(text, &mut out.rebuilt);
         // A chunk per section, and about one per chunk size of long ones.
-        let estimate = sections.len() + out.rebuilt.len() / sizes.chunk_size.max(1);
+        let rebuilt: &S = out.rebuilt.borrow();
+        let estimate = sections.len() + rebuilt.len() / sizes.chunk_size.max(1);
         out.chunks.reserve(estimate.min(recursive::PRESIZE_LIMIT));
-        split_sections(&mut out, sections, &splitter, sizes, length);
+        split_sections::<S, L>(&mut out, sections, &splitter, sizes, length);
     } else {
         let pieces = splitter.split(text, length);
-        push_pieces::<S>(&mut out, Source::Input, 0, pieces);
+        push_pieces::<S, S>(&mut out, Source::Input, 0, pieces);
     }
     finish(&mut out, text, sizes, length);
     Ok(out)
@@ -217,7 +223,7 @@ fn split_html<L: LengthFunction>(
     sizes: ChunkSizes,
     length: &L,
 ) -> Result<Chunks> {
-    let mut out = Chunks {
+    let mut out: Chunks = Chunks {
         content_type: Some(ContentType::Html),
         input_length,
         ..Chunks::default()
@@ -231,42 +237,50 @@ fn split_html<L: LengthFunction>(
         out.rebuilt.push_str(&section.content);
         ranges.push(start..out.rebuilt.len());
     }
-    split_sections(&mut out, ranges, &splitter, sizes, length);
+    split_sections::<str, L>(&mut out, ranges, &splitter, sizes, length);
     finish(&mut out, text, sizes, length);
     Ok(out)
 }
 
 /// Splits again the rebuilt sections longer than the chunk size.
-fn split_sections<L: LengthFunction>(
-    out: &mut Chunks,
+fn split_sections<S, L>(
+    out: &mut Chunks<S::Owned>,
     sections: Vec<Range<usize>>,
     splitter: &RecursiveSplitter,
     sizes: ChunkSizes,
     length: &L,
-) {
+) where
+    S: Splittable + ?Sized,
+    L: LengthFunction<S>,
+{
     for range in sections {
-        let section = &out.rebuilt[range.clone()];
+        let section: &S = &out.rebuilt.borrow()[range.clone()];
         if !length.exceeds(section, sizes.chunk_size) {
             out.chunks.push(Chunk {
                 source: Source::Rebuilt,
                 range,
             });
-        } else if length.is_char_length() && section.is_ascii() {
+            continue;
+        }
+        let ascii = section
+            .ascii_bytes()
+            .filter(|_| LengthFunction::<S>::is_char_length(length));
+        if let Some(bytes) = ascii {
             // Its bytes are its characters: no counting needed.
-            let pieces = splitter.split(section.as_bytes(), &CharLength);
-            push_pieces::<[u8]>(out, Source::Rebuilt, range.start, pieces);
+            let pieces = splitter.split(bytes, &CharLength);
+            push_pieces::<[u8], S>(out, Source::Rebuilt, range.start, pieces);
         } else {
             let pieces = splitter.split(section, length);
-            push_pieces::<str>(out, Source::Rebuilt, range.start, pieces);
+            push_pieces::<S, S>(out, Source::Rebuilt, range.start, pieces);
         }
     }
 }
 
 /// Strips the chunks and drops the empty (and, in token mode, small) ones.
-fn finish<S, L>(out: &mut Chunks, input: &S, sizes: ChunkSizes, length: &L)
+fn finish<S, L>(out: &mut Chunks<S::Owned>, input: &S, sizes: ChunkSizes, length: &L)
 where
     S: Splittable + ?Sized,
-    L: LengthFunction<S> + LengthFunction<str>,
+    L: LengthFunction<S>,
 {
     strip_chunks(out, input);
     if let Some(min) = sizes.min_chunk_size {
@@ -274,24 +288,29 @@ where
     }
 }
 
-/// Adds split pieces of `source` whose text starts at `base` there.
-fn push_pieces<S: Splittable + ?Sized>(
-    out: &mut Chunks,
+/// Adds split pieces of `source` (text `P` within a text `S`) whose text
+/// starts at `base` there.
+fn push_pieces<P, S>(
+    out: &mut Chunks<S::Owned>,
     source: Source,
     base: usize,
-    pieces: Vec<Piece<S::Owned>>,
-) {
+    pieces: Vec<Piece<P::Owned>>,
+) where
+    P: Splittable + ?Sized,
+    S: Splittable + ?Sized,
+{
     out.chunks.reserve(pieces.len());
     for piece in pieces {
         let range = match piece {
             Piece::Span(r) => base + r.start..base + r.end,
             Piece::Text(text) => {
                 // Only when separators are discarded, which the pipeline never does.
-                let start = out.rebuilt.len();
-                S::push_utf8(&mut out.rebuilt, std::borrow::Borrow::borrow(&text));
+                let start = out.rebuilt.borrow().len();
+                S::push_str(&mut out.rebuilt, &P::to_str(text.borrow()));
+                let end = out.rebuilt.borrow().len();
                 out.chunks.push(Chunk {
                     source: Source::Rebuilt,
-                    range: start..out.rebuilt.len(),
+                    range: start..end,
                 });
                 continue;
             }
@@ -301,10 +320,11 @@ fn push_pieces<S: Splittable + ?Sized>(
 }
 
 /// `[c.strip() for c in chunks if c and c.strip()]`.
-fn strip_chunks<S: Splittable + ?Sized>(out: &mut Chunks, input: &S) {
+fn strip_chunks<S: Splittable + ?Sized>(out: &mut Chunks<S::Owned>, input: &S) {
     let Chunks {
         chunks, rebuilt, ..
     } = out;
+    let rebuilt: &S = (*rebuilt).borrow();
     chunks.retain_mut(|chunk| {
         let kept = match chunk.source {
             Source::Input => input[chunk.range.clone()].strip_range(),
@@ -316,10 +336,10 @@ fn strip_chunks<S: Splittable + ?Sized>(out: &mut Chunks, input: &S) {
     });
 }
 
-fn drop_small_chunks<S, L>(out: &mut Chunks, input: &S, min: usize, length: &L)
+fn drop_small_chunks<S, L>(out: &mut Chunks<S::Owned>, input: &S, min: usize, length: &L)
 where
     S: Splittable + ?Sized,
-    L: LengthFunction<S> + LengthFunction<str>,
+    L: LengthFunction<S>,
 {
     if min == 0 || out.chunks.len() <= 1 {
         return;
@@ -327,10 +347,7 @@ where
     let keep: Vec<bool> = out
         .chunks
         .iter()
-        .map(|c| match c.source {
-            Source::Input => length.exceeds(&input[c.range.clone()], min - 1),
-            Source::Rebuilt => length.exceeds(&out.rebuilt[c.range.clone()], min - 1),
-        })
+        .map(|c| length.exceeds(out.text(input, c), min - 1))
         .collect();
     if keep.iter().any(|&k| k) {
         let mut flags = keep.into_iter();

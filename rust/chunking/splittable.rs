@@ -21,6 +21,7 @@ use crate::unicode;
 pub trait Splittable:
     Index<Range<usize>, Output = Self>
     + ToOwned<Owned: Clone + Debug + Default + PartialEq + Send + Sync>
+    + PartialEq
     + Sync
 {
     /// Bytes of memory per offset in [`Splittable::bytes`]: 1 for `str`.
@@ -78,12 +79,18 @@ pub trait Splittable:
     /// Appends `part` to `out`.
     fn push(out: &mut Self::Owned, part: &Self);
 
-    /// Appends `part` to `out` as UTF-8 (lone surrogates as U+FFFD).
-    fn push_utf8(out: &mut String, part: &Self);
-
     /// Appends `s` to `out`, leaving out characters wider than the units
     /// (callers only append text that occurs in this form).
     fn push_str(out: &mut Self::Owned, s: &str);
+
+    /// Room for `additional` more offsets in `out`.
+    fn reserve(out: &mut Self::Owned, additional: usize);
+
+    /// The text's bytes when it is all ASCII and they are not its units
+    /// already: then they split faster, with offsets unchanged.
+    fn ascii_bytes(&self) -> Option<&[u8]> {
+        None
+    }
 
     /// The text up to its `n`-th code point (all of it when shorter).
     fn char_prefix(&self, n: usize) -> &Self;
@@ -159,12 +166,16 @@ impl Splittable for str {
         out.push_str(part);
     }
 
-    fn push_utf8(out: &mut String, part: &str) {
-        out.push_str(part);
-    }
-
     fn push_str(out: &mut String, s: &str) {
         out.push_str(s);
+    }
+
+    fn reserve(out: &mut String, additional: usize) {
+        out.reserve(additional);
+    }
+
+    fn ascii_bytes(&self) -> Option<&[u8]> {
+        self.is_ascii().then_some(self.as_bytes())
     }
 
     fn char_prefix(&self, n: usize) -> &str {
@@ -282,12 +293,19 @@ impl<T: CodeUnit> Splittable for [T] {
         out.extend_from_slice(part);
     }
 
-    fn push_utf8(out: &mut String, part: &[T]) {
-        text::push_utf8(out, part);
+    #[inline(always)]
+    fn push_str(out: &mut Vec<T>, s: &str) {
+        // The separators and line breaks appended are ASCII: one unit a byte
+        // (inlined, a literal's check folds away).
+        if s.is_ascii() {
+            out.extend(s.bytes().map(T::from));
+        } else {
+            out.extend(s.chars().filter_map(|c| T::from_code_point(c as u32)));
+        }
     }
 
-    fn push_str(out: &mut Vec<T>, s: &str) {
-        out.extend(s.chars().filter_map(|c| T::from_code_point(c as u32)));
+    fn reserve(out: &mut Vec<T>, additional: usize) {
+        out.reserve(additional);
     }
 
     fn char_prefix(&self, n: usize) -> &[T] {

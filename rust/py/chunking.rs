@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 use rayon::prelude::*;
 
-use super::text::{PyText, UnreadText, new_string, new_string_utf8};
+use super::text::{PyText, UnreadText, new_string};
 use crate::chunking::detect::{self, ContentType};
 use crate::chunking::html::HtmlHeaderSplitter;
 use crate::chunking::markdown::MarkdownHeaderSplitter;
@@ -151,9 +151,9 @@ fn chunk_in_unit(
 /// The chunks of one text, computed on its code units when possible (no
 /// transcoding, and characters are units), else on its UTF-8.
 enum Chunked {
-    Latin1(UnreadText, Chunks),
-    Ucs2(UnreadText, Chunks),
-    Ucs4(UnreadText, Chunks),
+    Latin1(UnreadText, Chunks<Vec<u8>>),
+    Ucs2(UnreadText, Chunks<Vec<u16>>),
+    Ucs4(UnreadText, Chunks<Vec<u32>>),
     Utf8(PyText, Chunks),
 }
 
@@ -224,15 +224,12 @@ fn chunked_list<'py>(py: Python<'py>, chunked: Chunked) -> PyResult<Bound<'py, P
 fn unit_chunk_list<'py, T: CodeUnit>(
     py: Python<'py>,
     input: &[T],
-    chunks: &Chunks,
+    chunks: &Chunks<Vec<T>>,
 ) -> PyResult<Bound<'py, PyList>> {
     let items = chunks
         .chunks
         .iter()
-        .map(|c| match c.source {
-            Source::Input => new_string(py, &[&input[c.range.clone()]]),
-            Source::Rebuilt => new_string_utf8(py, &chunks.rebuilt[c.range.clone()]),
-        })
+        .map(|c| new_string(py, &[chunks.text(input, c)]))
         .collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)
 }
@@ -488,7 +485,7 @@ impl PyMarkdownHeaderSplitter {
         units: &[T],
     ) -> PyResult<Bound<'py, PyList>> {
         let sections = py.detach(|| self.inner.split(units));
-        sections_to_py(py, sections, |s: &String| Ok(PyString::new(py, s)))
+        sections_to_py(py, sections, |s: &Vec<T>| new_string(py, &[s]))
     }
 }
 
