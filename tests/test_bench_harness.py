@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,13 @@ MARKDOWN = (
 PLAIN = "Plain words in sentences. " * 300
 
 
+@pytest.fixture(autouse=True)
+def _single_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each job once per timing: these tests check what is measured, not how
+    steadily."""
+    monkeypatch.setattr(runner, "MIN_TIMING_SECONDS", 0.0)
+
+
 def tiny_corpus(folder: Path) -> Path:
     folder.mkdir()
     (folder / "page.html").write_text(HTML)
@@ -30,6 +38,33 @@ def tiny_corpus(folder: Path) -> Path:
     (folder / "sub" / "text.txt").write_text(PLAIN)
     (folder / "ignored.bin").write_bytes(b"\x00\x01")
     return folder
+
+
+def test_a_timing_repeats_a_short_job_up_to_the_minimum_time() -> None:
+    calls: list[str] = []
+
+    def short() -> None:
+        calls.append("short")
+        time.sleep(0.001)
+
+    def long() -> None:
+        calls.append("long")
+        time.sleep(0.03)
+
+    timings = runner.time_rounds(
+        {"short": short, "long": long}, size=1_000_000, count=4, repeats=2, min_seconds=0.02
+    )
+    assert calls.count("long") == 2
+    # At most ~20 runs of 1 ms fit in 20 ms; sleeping may take longer.
+    assert 4 <= calls.count("short") <= 2 * 21
+    for name, per_run in (("short", 0.001), ("long", 0.03)):
+        timing = timings[name]
+        # Every run lasts at least its sleep: at most 1 MB per `per_run` seconds.
+        assert all(0 < mbs <= 1.0 / per_run for mbs in timing.mbs)
+        assert all(
+            docs == pytest.approx(4 * mbs)
+            for docs, mbs in zip(timing.docs_per_s, timing.mbs, strict=True)
+        )
 
 
 def test_corpus_loading(tmp_path: Path) -> None:

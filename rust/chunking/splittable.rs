@@ -152,7 +152,7 @@ impl Splittable for str {
     }
 
     fn printable(&self) -> std::borrow::Cow<'_, str> {
-        if all_printable_ascii(self.as_bytes()) || self.chars().all(unicode::is_printable) {
+        if all_printable_utf8(self) {
             return std::borrow::Cow::Borrowed(self);
         }
         std::borrow::Cow::Owned(self.chars().filter(|&c| unicode::is_printable(c)).collect())
@@ -187,14 +187,45 @@ impl Splittable for str {
     }
 }
 
-/// Whether every unit is printable ASCII (0x20-0x7E): most lines are.
-fn all_printable_ascii<T: CodeUnit>(units: &[T]) -> bool {
-    // Branch-free per block, so that it vectorises.
-    units.chunks(32).all(|block| {
-        block
-            .iter()
-            .fold(true, |ok, &u| ok & (0x20..0x7F).contains(&u.code_point()))
-    })
+/// Units checked at a time for printable ASCII.
+const PRINTABLE_BLOCK: usize = 32;
+
+/// Whether every unit of a block is printable ASCII (0x20-0x7E); branch-free,
+/// so that it vectorises.
+fn is_printable_ascii_block<T: CodeUnit>(block: &[T]) -> bool {
+    block
+        .iter()
+        .fold(true, |ok, &u| ok & (0x20..0x7F).contains(&u.code_point()))
+}
+
+/// Whether every code unit is a printable character. A line with a few
+/// non-ASCII characters is mostly blocks of printable ASCII, checked at once;
+/// only the other blocks are looked at unit by unit.
+fn all_printable<T: CodeUnit>(units: &[T]) -> bool {
+    units
+        .chunks(PRINTABLE_BLOCK)
+        .all(|block| is_printable_ascii_block(block) || block.iter().all(|&u| is_printable(u)))
+}
+
+/// [`all_printable`] for UTF-8: blocks of printable ASCII bytes at once,
+/// characters one by one elsewhere.
+fn all_printable_utf8(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        if let Some(block) = bytes[at..].first_chunk::<PRINTABLE_BLOCK>()
+            && is_printable_ascii_block(block)
+        {
+            at += PRINTABLE_BLOCK;
+            continue;
+        }
+        // `at` is on a character boundary: blocks are ASCII, characters whole.
+        match text.get(at..).and_then(|rest| rest.chars().next()) {
+            Some(c) if unicode::is_printable(c) => at += c.len_utf8(),
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// A code point's character, `None` for surrogates (and past U+10FFFF).
@@ -272,7 +303,7 @@ impl<T: CodeUnit> Splittable for [T] {
     }
 
     fn printable(&self) -> std::borrow::Cow<'_, [T]> {
-        if all_printable_ascii(self) || self.iter().all(|&u| is_printable(u)) {
+        if all_printable(self) {
             return std::borrow::Cow::Borrowed(self);
         }
         std::borrow::Cow::Owned(self.iter().copied().filter(|&u| is_printable(u)).collect())
@@ -458,6 +489,27 @@ mod tests {
             if text.chars().all(|c| (c as u32) < 0x100) {
                 proptest::prop_assert_eq!(found_in::<u8>(&text, needle), expected);
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// Blocks of printable ASCII are skipped whole: a character that is
+        /// not printable is found anywhere, block edges included.
+        #[test]
+        fn printable_filters_as_python(
+            parts in proptest::collection::vec(
+                proptest::sample::select(&[
+                    "a", "word ", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "é", "\u{7}", "\t", "\u{a0}",
+                    "☃", "\u{200b}", "😀", "\u{85}", "\u{3000}",
+                ][..]),
+                0..40,
+            ),
+        ) {
+            let text = parts.concat();
+            let expected: String = text.chars().filter(|&c| unicode::is_printable(c)).collect();
+            proptest::prop_assert_eq!(text.printable().into_owned(), expected.clone());
+            let ucs4: Vec<u32> = units(&text);
+            proptest::prop_assert_eq!(ucs4.printable().into_owned(), units::<u32>(&expected));
         }
     }
 

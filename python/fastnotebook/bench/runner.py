@@ -73,19 +73,45 @@ class ChunkingResult:
     ratio_to_original: float | None = None
 
 
+#: The shortest a timing lasts: a job is run back to back until this much
+#: time has passed (as ``timeit``'s autorange does). A 5 ms pass timed once is
+#: at the mercy of one scheduler tick on a shared machine.
+MIN_TIMING_SECONDS = 0.2
+
+
 def time_rounds(
-    jobs: dict[str, Callable[[], object]], size: int, count: int, repeats: int
+    jobs: dict[str, Callable[[], object]],
+    size: int,
+    count: int,
+    repeats: int,
+    min_seconds: float | None = None,
 ) -> dict[str, Timing]:
-    """Runs every job once per round, ``repeats`` rounds."""
+    """Times every job once per round, ``repeats`` rounds, the jobs of a round
+    one after the other. A timing runs its job at least once and then again
+    until ``min_seconds`` (default ``MIN_TIMING_SECONDS``) have passed;
+    ``size`` (bytes) and ``count`` (documents) are per run."""
+    if min_seconds is None:
+        min_seconds = MIN_TIMING_SECONDS
     timings = {name: Timing() for name in jobs}
     for _ in range(repeats):
         for name, job in jobs.items():
-            start = time.perf_counter()
-            job()
-            elapsed = time.perf_counter() - start
-            timings[name].mbs.append(_mbs(size, elapsed))
-            timings[name].docs_per_s.append(count / max(elapsed, 1e-9))
+            runs, elapsed = _autorange(job, min_seconds)
+            timings[name].mbs.append(_mbs(size * runs, elapsed))
+            timings[name].docs_per_s.append(count * runs / max(elapsed, 1e-9))
     return timings
+
+
+def _autorange(job: Callable[[], object], min_seconds: float) -> tuple[int, float]:
+    """Runs ``job`` until ``min_seconds`` have passed (at least once): the
+    number of runs and the time they took."""
+    runs = 0
+    start = time.perf_counter()
+    while True:
+        job()
+        runs += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_seconds:
+            return runs, elapsed
 
 
 def _run_all(run: Callable[[Document], list[str]], docs: list[Document]) -> object:
