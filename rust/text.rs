@@ -118,11 +118,20 @@ pub fn transcode(
     }
 }
 
+/// UTF-8 for code units, lone surrogates as U+FFFD (Python's
+/// `errors="replace"`); ASCII runs are copied a block at a time.
+pub fn utf8_lossy<U: CodeUnit>(units: &[U]) -> String {
+    // `Replace` turns every unit into a character: nothing can fail.
+    utf8_of(units, Placeholders::Replace).unwrap_or_default()
+}
+
 #[derive(Clone, Copy)]
 enum Placeholders {
     Reject,
     Drop,
     Map(SurrogateMap),
+    /// U+FFFD.
+    Replace,
 }
 
 /// A code unit of one of the three PEP 393 representations of a `str`
@@ -699,6 +708,7 @@ fn push_units<U: CodeUnit>(out: &mut Vec<u8>, units: &[U], map: Placeholders) ->
             (Some(c), _) => c,
             (None, Placeholders::Map(map)) if is_surrogate(cp) => map.placeholder(cp),
             (None, Placeholders::Drop) if is_surrogate(cp) => continue,
+            (None, Placeholders::Replace) => char::REPLACEMENT_CHARACTER,
             _ => {
                 return Err(Error::UnsupportedText(format!(
                     "code point {cp:#x} is not a character"
@@ -778,6 +788,22 @@ mod tests {
             let latin1: Vec<u8> = points.iter().filter_map(|&p| u8::try_from(p).ok()).collect();
             push_ascii_as_naive(&latin1);
         }
+    }
+
+    #[test]
+    fn lossy_utf8_replaces_each_surrogate_unit() {
+        // A pair of surrogate units is two lone surrogates of a `str`.
+        let mut units: Vec<u16> = vec![0x61; 40];
+        units.extend([0xD800, 0xDC00, 0xE9, 0x62]);
+        let expected = format!("{}\u{FFFD}\u{FFFD}éb", "a".repeat(40));
+        assert_eq!(utf8_lossy(&units), expected);
+        let wide: Vec<u32> = units
+            .iter()
+            .map(|&u| u32::from(u))
+            .chain([0x1F600])
+            .collect();
+        assert_eq!(utf8_lossy(&wide), expected + "😀");
+        assert_eq!(utf8_lossy(&[0xE9u8, 0x41]), "éA");
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 use super::signals::{html_signals, markdown_signals};
 use crate::unicode;
+use std::borrow::Cow;
 
 /// How a text is split.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -242,11 +243,17 @@ pub struct Detection {
 /// The extension decides, except that no extension defers to the heuristics
 /// and a plain-text extension yields to a confident heuristic.
 pub fn detect(text: &str, path: Option<&str>) -> Detection {
+    detect_lazily(path, || Cow::Borrowed(text))
+}
+
+/// [`detect`] with the text asked for only when the heuristics run: making a
+/// sample of a Python string's code units costs a pass over it.
+pub fn detect_lazily<'t>(path: Option<&str>, text: impl FnOnce() -> Cow<'t, str>) -> Detection {
     let from_extension = path.and_then(detect_from_extension);
     // An HTML or Markdown extension wins whatever the heuristics say.
     let (heuristic, confidence) = match from_extension {
         Some(ContentType::Html | ContentType::Markdown) => (ContentType::Plain, f64::NAN),
-        _ => detect_from_heuristics(text),
+        _ => detect_from_heuristics(&text()),
     };
     let content_type = match from_extension {
         None => heuristic,

@@ -139,8 +139,10 @@ where
         return Plan::Whole(input_length);
     }
     let content_type = content_type.unwrap_or_else(|| {
-        let sample = text.char_prefix(detect::SAMPLE_CHARS).to_str();
-        detect::detect(&sample, file_path).content_type
+        detect::detect_lazily(file_path, || {
+            text.char_prefix(detect::SAMPLE_CHARS).to_str()
+        })
+        .content_type
     });
     Plan::Split(content_type, input_length)
 }

@@ -344,11 +344,7 @@ impl<T: CodeUnit> Splittable for [T] {
     }
 
     fn to_str(&self) -> std::borrow::Cow<'_, str> {
-        std::borrow::Cow::Owned(
-            self.iter()
-                .map(|&u| char_of(u).unwrap_or(char::REPLACEMENT_CHARACTER))
-                .collect(),
-        )
+        std::borrow::Cow::Owned(text::utf8_lossy(self))
     }
 }
 

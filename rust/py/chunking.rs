@@ -4,9 +4,9 @@ use pyo3::exceptions::PyValueError;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
-use rayon::prelude::*;
 
-use super::text::{PyText, UnreadText, new_string};
+use super::batch;
+use super::text::{PyText, UnreadText, max_char, new_string, new_string_up_to};
 use crate::chunking::detect::{self, ContentType};
 use crate::chunking::html::HtmlHeaderSplitter;
 use crate::chunking::markdown::MarkdownHeaderSplitter;
@@ -151,10 +151,29 @@ fn chunk_in_unit(
 /// The chunks of one text, computed on its code units when possible (no
 /// transcoding, and characters are units), else on its UTF-8.
 enum Chunked {
-    Latin1(UnreadText, Chunks<Vec<u8>>),
-    Ucs2(UnreadText, Chunks<Vec<u16>>),
-    Ucs4(UnreadText, Chunks<Vec<u32>>),
+    Latin1(UnreadText, UnitChunks<u8>),
+    Ucs2(UnreadText, UnitChunks<u16>),
+    Ucs4(UnreadText, UnitChunks<u32>),
     Utf8(PyText, Chunks),
+}
+
+/// Chunks of code units, with the bound of each one's largest code point
+/// that its `str` is made for (found without the GIL, which making the
+/// strings needs).
+struct UnitChunks<T> {
+    chunks: Chunks<Vec<T>>,
+    max_chars: Vec<u32>,
+}
+
+impl<T: CodeUnit> UnitChunks<T> {
+    fn new(input: &[T], chunks: Chunks<Vec<T>>) -> Self {
+        let max_chars = chunks
+            .chunks
+            .iter()
+            .map(|c| max_char(&[chunks.text(input, c)]))
+            .collect();
+        Self { chunks, max_chars }
+    }
 }
 
 /// Chunks one text. Counting characters, plain text and Markdown are split
@@ -173,19 +192,22 @@ fn chunk_one(
             CodeUnits::Latin1(u) => {
                 if let Some(c) = chunking::chunk_text_unless_html(u, ct, path, sizes, &CharLength)?
                 {
-                    return Ok(Chunked::Latin1(text, c));
+                    let chunks = UnitChunks::new(u, c);
+                    return Ok(Chunked::Latin1(text, chunks));
                 }
             }
             CodeUnits::Ucs2(u) => {
                 if let Some(c) = chunking::chunk_text_unless_html(u, ct, path, sizes, &CharLength)?
                 {
-                    return Ok(Chunked::Ucs2(text, c));
+                    let chunks = UnitChunks::new(u, c);
+                    return Ok(Chunked::Ucs2(text, chunks));
                 }
             }
             CodeUnits::Ucs4(u) => {
                 if let Some(c) = chunking::chunk_text_unless_html(u, ct, path, sizes, &CharLength)?
                 {
-                    return Ok(Chunked::Ucs4(text, c));
+                    let chunks = UnitChunks::new(u, c);
+                    return Ok(Chunked::Ucs4(text, chunks));
                 }
             }
         }
@@ -195,26 +217,27 @@ fn chunk_one(
     Ok(Chunked::Utf8(text, chunks))
 }
 
-/// The Python list of a text's chunks.
-fn chunked_list<'py>(py: Python<'py>, chunked: Chunked) -> PyResult<Bound<'py, PyList>> {
+/// The Python list of a text's chunks (the caller drops them, which needs
+/// no GIL).
+fn chunked_list<'py>(py: Python<'py>, chunked: &mut Chunked) -> PyResult<Bound<'py, PyList>> {
     match chunked {
-        Chunked::Utf8(mut text, chunks) => {
+        Chunked::Utf8(text, chunks) => {
             if chunks.chunks.iter().all(|c| c.source == Source::Rebuilt) {
                 // Peak memory: the input's copy is not needed to make the strings.
                 text.release_copy();
             }
-            chunk_list(py, &text, &chunks)
+            chunk_list(py, text, chunks)
         }
         Chunked::Latin1(text, chunks) => match text.units() {
-            CodeUnits::Latin1(u) => unit_chunk_list(py, u, &chunks),
+            CodeUnits::Latin1(u) => unit_chunk_list(py, u, chunks),
             _ => Err(PyValueError::new_err("internal error: code units changed")),
         },
         Chunked::Ucs2(text, chunks) => match text.units() {
-            CodeUnits::Ucs2(u) => unit_chunk_list(py, u, &chunks),
+            CodeUnits::Ucs2(u) => unit_chunk_list(py, u, chunks),
             _ => Err(PyValueError::new_err("internal error: code units changed")),
         },
         Chunked::Ucs4(text, chunks) => match text.units() {
-            CodeUnits::Ucs4(u) => unit_chunk_list(py, u, &chunks),
+            CodeUnits::Ucs4(u) => unit_chunk_list(py, u, chunks),
             _ => Err(PyValueError::new_err("internal error: code units changed")),
         },
     }
@@ -224,12 +247,14 @@ fn chunked_list<'py>(py: Python<'py>, chunked: Chunked) -> PyResult<Bound<'py, P
 fn unit_chunk_list<'py, T: CodeUnit>(
     py: Python<'py>,
     input: &[T],
-    chunks: &Chunks<Vec<T>>,
+    unit_chunks: &UnitChunks<T>,
 ) -> PyResult<Bound<'py, PyList>> {
+    let UnitChunks { chunks, max_chars } = unit_chunks;
     let items = chunks
         .chunks
         .iter()
-        .map(|c| new_string(py, &[chunks.text(input, c)]))
+        .zip(max_chars)
+        .map(|(c, &max)| new_string_up_to(py, &[chunks.text(input, c)], max))
         .collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)
 }
@@ -255,14 +280,14 @@ fn chunk_text<'py>(
     let sizes = sizes_arg(chunk_size, chunk_overlap, min_chunk_size)?;
     let unit = unit_arg(unit, encoding)?;
     let path = file_path.as_ref().map(PyText::as_str);
-    let chunked = py.detach(|| chunk_one(text, content_type, path, sizes, unit))?;
+    let mut chunked = py.detach(|| chunk_one(text, content_type, path, sizes, unit))?;
     let (content_type, input_length) = match &chunked {
-        Chunked::Latin1(_, c) => (c.content_type, c.input_length),
-        Chunked::Ucs2(_, c) => (c.content_type, c.input_length),
-        Chunked::Ucs4(_, c) => (c.content_type, c.input_length),
+        Chunked::Latin1(_, c) => (c.chunks.content_type, c.chunks.input_length),
+        Chunked::Ucs2(_, c) => (c.chunks.content_type, c.chunks.input_length),
+        Chunked::Ucs4(_, c) => (c.chunks.content_type, c.chunks.input_length),
         Chunked::Utf8(_, c) => (c.content_type, c.input_length),
     };
-    let list = chunked_list(py, chunked)?;
+    let list = chunked_list(py, &mut chunked)?;
     Ok((list, content_type.map(ContentType::as_str), input_length))
 }
 
@@ -313,32 +338,31 @@ fn chunk_texts<'py>(
             .and_then(|p| p[i].as_ref())
             .map(PyText::as_str)
     };
-    // Making Python strings needs the GIL, so it cannot run in parallel; it
-    // runs on this thread while the pool chunks, each text's list made as
-    // soon as its chunks arrive. Without this, that serial part caps the
-    // speed-up. The longest texts go first, so that no long one runs alone
-    // at the end; texts are transcoded on the pool too, for the same reason.
-    let mut pending: Vec<(usize, UnreadText)> = texts.into_iter().enumerate().collect();
-    pending.sort_by_key(|(_, text)| std::cmp::Reverse(text.len()));
-    let mut lists: Vec<Option<PyResult<Py<PyList>>>> = (0..n).map(|_| None).collect();
-    py.detach(|| {
-        let (sender, done) = std::sync::mpsc::channel();
-        std::thread::scope(|scope| {
-            scope.spawn(|| {
-                pending
-                    .into_par_iter()
-                    .for_each_with(sender, |sender, (i, text)| {
-                        let chunked = chunk_one(text, types[i], path_of(i), sizes, unit);
-                        // The receiver outlives the pool's work: sending cannot fail.
-                        let _ = sender.send((i, chunked));
-                    });
-            });
-            for (i, chunked) in done {
-                lists[i] = Some(Python::attach(
-                    |py| Ok(chunked_list(py, chunked?)?.unbind()),
-                ));
-            }
-        });
+    // Each text's list is made on the pool thread that chunked it, right
+    // after: its chunks' text is still in that core's cache. Making Python
+    // strings needs the GIL, so the threads take turns at it while the others
+    // chunk; texts are transcoded on the pool too.
+    let lists = py.detach(|| {
+        batch::longest_first(texts, UnreadText::len, |next| {
+            // Attached once per thread, detached while chunking: attaching
+            // again is then cheap, where attaching afresh for every text would
+            // create and destroy a Python thread state each time.
+            Python::attach(|py| {
+                py.detach(|| {
+                    let mut made = Vec::new();
+                    while let Some((i, text)) = next() {
+                        let list = match chunk_one(text, types[i], path_of(i), sizes, unit) {
+                            Ok(mut chunked) => {
+                                Python::attach(|py| Ok(chunked_list(py, &mut chunked)?.unbind()))
+                            }
+                            Err(e) => Err(e.into()),
+                        };
+                        made.push((i, list));
+                    }
+                    made
+                })
+            })
+        })
     });
     // The first error in input order, as the loop of `chunk_text` would raise.
     let lists = lists

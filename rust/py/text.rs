@@ -267,7 +267,16 @@ pub fn new_string<'py, T: CodeUnit>(
     py: Python<'py>,
     pieces: &[&[T]],
 ) -> PyResult<Bound<'py, PyString>> {
-    let max = max_char(pieces);
+    new_string_up_to(py, pieces, max_char(pieces))
+}
+
+/// [`new_string`] with the [`max_char`] of `pieces` already found (without
+/// the GIL).
+pub fn new_string_up_to<'py, T: CodeUnit>(
+    py: Python<'py>,
+    pieces: &[&[T]],
+    max: u32,
+) -> PyResult<Bound<'py, PyString>> {
     let len: usize = pieces.iter().map(|units| units.len()).sum();
     // SAFETY: `PyUnicode_New(len, max)` returns a string of `len` code units
     // of the kind chosen by `max` (1 byte below 256, 2 below 65536, else 4);
@@ -318,7 +327,7 @@ pub fn new_string_utf8<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, 
 /// reaches. The OR of the units reaches the same ones (they are powers of
 /// two) and is cheaper than the maximum; and the scan stops as soon as the
 /// widest representation the units can need is reached.
-fn max_char<T: CodeUnit>(pieces: &[&[T]]) -> u32 {
+pub fn max_char<T: CodeUnit>(pieces: &[&[T]]) -> u32 {
     let widest = match std::mem::size_of::<T>() {
         1 => 0x80,
         2 => 0x100,
