@@ -103,6 +103,17 @@ def test_chunks_of_wide_text_take_their_own_narrowest_representation() -> None:
         assert all(c == "".join(list(c)) and hash(c) == hash(str(c)) for c in chunks)
 
 
+@pytest.mark.parametrize("wide", ["\u2192", "\U0001f600"])
+def test_long_wide_markdown_matches_the_original(wide: str) -> None:
+    # Over 2**20 code units, wide Markdown is chunked on its UTF-8 (its
+    # rebuilt sections would take 2-4 bytes a character): same chunks.
+    block = f"# Part\n\nsome text {wide} here\n  indented\t\n```\n# not a header\n```\n\n"
+    text = block * (1_200_000 // len(block)) + "lone \udc80 surrogate\n"
+    assert len(text) > 2**20
+    assert_same_chunks(text, "markdown")
+    assert_same_chunks(text, None, "notes.md")
+
+
 def test_surrogates_with_every_private_use_window_taken_split_in_characters() -> None:
     # Plain text and Markdown in characters are split on the code units, lone
     # surrogates as they are: no private-use mapping, so no text is refused.

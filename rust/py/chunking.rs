@@ -196,25 +196,48 @@ fn chunk_one(
                     return Ok(Chunked::Latin1(text, chunks));
                 }
             }
-            CodeUnits::Ucs2(u) => {
+            CodeUnits::Ucs2(u) if !rebuilds_large(u, ct, path, sizes) => {
                 if let Some(c) = chunking::chunk_text_unless_html(u, ct, path, sizes, &CharLength)?
                 {
                     let chunks = UnitChunks::new(u, c);
                     return Ok(Chunked::Ucs2(text, chunks));
                 }
             }
-            CodeUnits::Ucs4(u) => {
+            CodeUnits::Ucs4(u) if !rebuilds_large(u, ct, path, sizes) => {
                 if let Some(c) = chunking::chunk_text_unless_html(u, ct, path, sizes, &CharLength)?
                 {
                     let chunks = UnitChunks::new(u, c);
                     return Ok(Chunked::Ucs4(text, chunks));
                 }
             }
+            // Long wide Markdown: on its UTF-8, below.
+            CodeUnits::Ucs2(_) | CodeUnits::Ucs4(_) => {}
         }
     }
     let text = text.read(Surrogates::Map)?;
     let chunks = chunk_in_unit(&text, content_type, path, sizes, unit)?;
     Ok(Chunked::Utf8(text, chunks))
+}
+
+/// Code units of a wide (UCS-2 or UCS-4) text above which Markdown is chunked
+/// on its UTF-8 instead: the sections a header splitter rebuilds take the
+/// text's width, 2 or 4 bytes a character, and with the chunks' strings the
+/// peak would pass 3x the text's UTF-8 size. Below it, the excess is a
+/// constant of a few MB.
+const WIDE_REBUILD_LIMIT: usize = 1 << 20;
+
+/// Whether `units` is a long wide text that would be split as Markdown.
+fn rebuilds_large<T: CodeUnit>(
+    units: &[T],
+    content_type: Option<ContentType>,
+    path: Option<&str>,
+    sizes: ChunkSizes,
+) -> bool {
+    units.len() > WIDE_REBUILD_LIMIT
+        && matches!(
+            chunking::plan(units, content_type, path, sizes, &CharLength),
+            chunking::Plan::Split(ContentType::Markdown, _)
+        )
 }
 
 /// The Python list of a text's chunks (the caller drops them, which needs
