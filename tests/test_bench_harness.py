@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import time
 from pathlib import Path
@@ -65,6 +66,13 @@ def test_a_timing_repeats_a_short_job_up_to_the_minimum_time() -> None:
             docs == pytest.approx(4 * mbs)
             for docs, mbs in zip(timing.docs_per_s, timing.mbs, strict=True)
         )
+
+
+def test_the_collector_is_off_during_a_timing_only() -> None:
+    seen: list[bool] = []
+    runner.time_rounds({"job": lambda: seen.append(gc.isenabled())}, 1, 1, 2, min_seconds=0)
+    assert seen == [False, False]
+    assert gc.isenabled()
 
 
 def test_corpus_loading(tmp_path: Path) -> None:
