@@ -366,38 +366,18 @@ fn chunk_texts<'py>(
     // strings needs the GIL, so the threads take turns at it while the others
     // chunk; texts are transcoded on the pool too.
     let lists = py.detach(|| {
-        batch::longest_first(texts, UnreadText::len, |next| {
-            // Attached once per thread, detached while chunking: attaching
-            // again is then cheap, where attaching afresh for every text would
-            // create and destroy a Python thread state each time.
-            Python::attach(|py| {
-                py.detach(|| {
-                    let mut made = Vec::new();
-                    while let Some((i, text)) = next() {
-                        let list = match chunk_one(text, types[i], path_of(i), sizes, unit) {
-                            Ok(mut chunked) => {
-                                Python::attach(|py| Ok(chunked_list(py, &mut chunked)?.unbind()))
-                            }
-                            Err(e) => Err(e.into()),
-                        };
-                        made.push((i, list));
-                    }
-                    made
-                })
-            })
-        })
+        // Attached once per thread, detached while chunking: attaching again
+        // is then cheap, where attaching afresh for every text would create
+        // and destroy a Python thread state each time.
+        let around = |run: &mut (dyn FnMut() + Send)| Python::attach(|py| py.detach(run));
+        let each = |i: usize, text| {
+            let mut chunked = chunk_one(text, types[i], path_of(i), sizes, unit)?;
+            Python::attach(|py| Ok(chunked_list(py, &mut chunked)?.unbind()))
+        };
+        batch::longest_first(texts, UnreadText::len, around, each)
     });
     // The first error in input order, as the loop of `chunk_text` would raise.
-    let lists = lists
-        .into_iter()
-        .map(|list| {
-            list.unwrap_or_else(|| {
-                Err(PyValueError::new_err(
-                    "internal error: a text was not chunked",
-                ))
-            })
-        })
-        .collect::<PyResult<Vec<_>>>()?;
+    let lists = lists.into_iter().collect::<PyResult<Vec<Py<PyList>>>>()?;
     PyList::new(py, lists)
 }
 

@@ -50,27 +50,14 @@ fn token_counts(py: Python<'_>, texts: Vec<UnreadText>, encoding: &str) -> PyRes
     // serial part capping the speed-up.
     let counts = py.detach(|| {
         let tokenizer = encoding.tokenizer();
-        batch::longest_first(texts, UnreadText::len, |next| {
-            let mut counted = Vec::new();
-            while let Some((i, text)) = next() {
-                let count = text
-                    .read(Surrogates::Map)
-                    .map(|text| tokenizer.count(&text.for_tiktoken()));
-                counted.push((i, count));
-            }
-            counted
-        })
+        let count = |_, text: UnreadText| {
+            let text = text.read(Surrogates::Map)?;
+            Ok(tokenizer.count(&text.for_tiktoken()))
+        };
+        batch::longest_first(texts, UnreadText::len, |run| run(), count)
+            .into_iter()
+            .collect::<crate::error::Result<Vec<usize>>>()
     });
-    let counts: crate::error::Result<Vec<usize>> = counts
-        .into_iter()
-        .map(|count| {
-            count.unwrap_or_else(|| {
-                Err(crate::error::Error::InvalidArgument(
-                    "internal error: a text was not counted".into(),
-                ))
-            })
-        })
-        .collect();
     Ok(counts?)
 }
 
