@@ -14,7 +14,7 @@
 
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
-use std::ops::BitOr;
+use std::ops::{BitOr, Range};
 
 use memchr::memmem;
 
@@ -271,6 +271,38 @@ fn write_bytes(dest: &mut [MaybeUninit<u8>], bytes: &[u8]) {
     unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dest.as_mut_ptr().cast::<u8>(), n) };
 }
 
+/// Appends `units[range]` to `out`. A part of at most 64 bytes is copied
+/// inline as 64 bytes (only the part is kept), when `units` goes on that far:
+/// Markdown lines are short, and a `memcpy` call branches on the length of
+/// each.
+#[inline]
+pub fn push_range<T: CodeUnit>(out: &mut Vec<T>, units: &[T], range: Range<usize>) {
+    const COPY_BYTES: usize = 64;
+    let block = COPY_BYTES / std::mem::size_of::<T>();
+    let n = range.len();
+    let Some(rest) = units.get(range.start..) else {
+        return;
+    };
+    let (Some(source), true) = (rest.get(..block), n <= block) else {
+        out.extend_from_slice(&rest[..n.min(rest.len())]);
+        return;
+    };
+    out.reserve(block);
+    let start = out.len();
+    copy_block(source, &mut out.spare_capacity_mut()[..block]);
+    // SAFETY: `block` units after `start` were reserved and written, and
+    // the part is their first `n <= block`.
+    unsafe { out.set_len(start + n) };
+}
+
+/// Copies `from` into `to` (of the same length).
+#[inline(always)]
+fn copy_block<T: CodeUnit>(from: &[T], to: &mut [MaybeUninit<T>]) {
+    let n = from.len().min(to.len());
+    // SAFETY: both hold `n` units, and a `&mut` cannot overlap a `&`.
+    unsafe { std::ptr::copy_nonoverlapping(from.as_ptr(), to.as_mut_ptr().cast::<T>(), n) };
+}
+
 /// Units [`CodeUnit::push_ascii`] checks at a time (one SSE2 register of bytes).
 pub const ASCII_BLOCK: usize = 16;
 
@@ -294,29 +326,59 @@ pub fn classify<T: CodeUnit>(units: &[T]) -> UnitClasses {
     }
 }
 
-/// Bit `i` set where units `at + i` and `at + i + 1` are the two bytes of
-/// `pair` (ASCII, not NUL), for the pairs that lie within the 64 units from
-/// `at` (so at most 63 of them).
+/// An ASCII needle of one or two bytes, not NUL ("\n", "\n\n", ". "), found
+/// with masks of 64 units: for the short gaps between occurrences of such
+/// common separators, cheaper than a substring searcher's call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShortNeedle {
+    first: u8,
+    second: Option<u8>,
+}
+
+impl ShortNeedle {
+    pub fn new(needle: &str) -> Option<Self> {
+        let ascii = |b: &u8| (1..0x80).contains(b);
+        match needle.as_bytes() {
+            [a] if ascii(a) => Some(Self {
+                first: *a,
+                second: None,
+            }),
+            [a, b] if ascii(a) && ascii(b) => Some(Self {
+                first: *a,
+                second: Some(*b),
+            }),
+            _ => None,
+        }
+    }
+
+    /// Its length in units (1 or 2).
+    pub fn units(self) -> usize {
+        1 + usize::from(self.second.is_some())
+    }
+}
+
+/// Bit `i` set where `needle` starts at unit `at + i`, for the occurrences
+/// that lie within the 64 units from `at` (so at most 63 of a pair).
 #[inline]
-pub fn pair_starts<T: CodeUnit>(units: &[T], at: usize, pair: [u8; 2]) -> u64 {
+pub fn needle_starts<T: CodeUnit>(units: &[T], at: usize, needle: ShortNeedle) -> u64 {
     let units = units.get(at..).unwrap_or_default();
     let matches = |bytes: &[u8; 64]| {
-        let first = eq_mask(bytes, pair[0]);
-        let second = if pair[1] == pair[0] {
-            first
-        } else {
-            eq_mask(bytes, pair[1])
-        };
-        first & (second >> 1)
+        let first = eq_mask(bytes, needle.first);
+        match needle.second {
+            None => first,
+            Some(b) if b == needle.first => first & (first >> 1),
+            Some(b) => first & (eq_mask(bytes, b) >> 1),
+        }
     };
+    // Units past an occurrence's start: an occurrence starting in the last
+    // of them ends in the next window (or past the text).
+    let past = needle.units() - 1;
     match units.first_chunk::<64>() {
-        // The pair at bit 63 ends in the next window.
-        Some(block) => T::with_narrowed(block, matches) & (u64::MAX >> 1),
+        Some(block) => T::with_narrowed(block, matches) & (u64::MAX >> past),
         None => {
             let mut block = [T::default(); 64];
             block[..units.len()].copy_from_slice(units);
-            // The last unit starts no pair.
-            let starts = (1u64 << units.len().saturating_sub(1)) - 1;
+            let starts = (1u64 << units.len().saturating_sub(past)) - 1;
             T::with_narrowed(&block, matches) & starts
         }
     }

@@ -11,7 +11,7 @@ use std::ops::Range;
 use std::sync::LazyLock;
 
 use super::Section;
-use super::lines::{Line, lines};
+use super::lines::lines;
 use super::splittable::Splittable;
 use crate::error::{Error, Result};
 
@@ -30,7 +30,8 @@ pub struct MarkdownHeaderSplitter {
     names: Vec<String>,
     /// First characters of the markers: most lines are rejected on their first unit.
     marker_starts: Vec<u32>,
-    /// ASCII units an ordinary line may start with (see [`Self::is_ordinary`]).
+    /// ASCII units that start neither a header marker nor a fence: a line
+    /// of printable ASCII starting with one goes into the block as it is.
     ordinary_first: [bool; 128],
     return_each_line: bool,
     strip_headers: bool,
@@ -157,22 +158,6 @@ impl MarkdownHeaderSplitter {
         sections.into_iter().map(|(range, _)| range).collect()
     }
 
-    /// Whether the line goes into the current block unchanged, fence or not:
-    /// printable ASCII, nothing to strip at either end, and a first unit that
-    /// starts no header marker and no fence. Most lines are; they skip the
-    /// general path.
-    fn is_ordinary<S: Splittable + ?Sized>(&self, text: &S, line: &Line) -> bool {
-        if !line.printable_ascii || line.range.is_empty() {
-            return false;
-        }
-        let (first, last) = (text.unit(line.range.start), text.unit(line.range.end - 1));
-        self.ordinary_first
-            .get(first as usize)
-            .copied()
-            .unwrap_or(false)
-            && last != u32::from(b' ')
-    }
-
     /// The header the line starts with, and its marker's length.
     fn header_at<S: Splittable + ?Sized>(&self, line: &S) -> Option<(&Header, usize)> {
         if line.is_empty() || !self.marker_starts.contains(&line.unit(0)) {
@@ -207,27 +192,7 @@ impl MarkdownHeaderSplitter {
         let mut popped: Vec<usize> = Vec::new(); // names a header line closes
         let mut fence: Option<&'static str> = None;
 
-        // Consecutive ordinary lines are one slice of the text, written at
-        // once; the start of the last one tells whether it starts with `#`.
-        let mut ordinary: Option<(Range<usize>, usize)> = None;
         for line in lines(text) {
-            // An empty line in a fence is kept as it is, too.
-            if self.is_ordinary(text, &line) || (fence.is_some() && line.range.is_empty()) {
-                let last = line.range.start;
-                ordinary = Some(match ordinary {
-                    Some((run, _)) => (run.start..line.range.end, last),
-                    None => (line.range, last),
-                });
-                continue;
-            }
-            if let Some((run, last)) = ordinary.take() {
-                pass.add(&text[run], starts_with_hash(text, last));
-            }
-            if line.range.is_empty() {
-                // Outside a fence: the end of a block.
-                pass.in_block = false;
-                continue;
-            }
             let line = if line.printable_ascii {
                 // Nothing to filter, and only spaces to strip.
                 let mut kept = line.range;
@@ -236,6 +201,20 @@ impl MarkdownHeaderSplitter {
                 }
                 while !kept.is_empty() && text.unit(kept.end - 1) == 0x20 {
                     kept.end -= 1;
+                }
+                if kept.is_empty() {
+                    match fence {
+                        Some(_) => pass.add(&text[kept], false),
+                        // Outside a fence: the end of a block.
+                        None => pass.in_block = false,
+                    }
+                    continue;
+                }
+                let first = text.unit(kept.start);
+                if self.ordinary_first[first as usize] {
+                    // Neither a header nor a fence: most lines.
+                    pass.add_range(text, kept, first == u32::from(b'#'));
+                    continue;
                 }
                 Cow::Borrowed(&text[kept])
             } else {
@@ -279,9 +258,6 @@ impl MarkdownHeaderSplitter {
             } else {
                 pass.in_block = false;
             }
-        }
-        if let Some((run, last)) = ordinary {
-            pass.add(&text[run], starts_with_hash(text, last));
         }
         pass.close_section();
         (pass.sections, pass.metas)
@@ -339,6 +315,17 @@ impl<S: Splittable + ?Sized> Pass<'_, S> {
             self.open_block();
         }
         S::push(self.out, line);
+        self.last_line_hash = starts_with_hash;
+    }
+
+    /// [`Self::add`] for the line at `range` of `text`.
+    fn add_range(&mut self, text: &S, range: Range<usize>, starts_with_hash: bool) {
+        if self.in_block {
+            S::push_str(self.out, "\n");
+        } else {
+            self.open_block();
+        }
+        text.push_range(self.out, range);
         self.last_line_hash = starts_with_hash;
     }
 

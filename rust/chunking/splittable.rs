@@ -12,7 +12,7 @@
 use std::fmt::Debug;
 use std::ops::{Index, Range};
 
-use crate::text::{self, CodeUnit, UnitClasses, UnitFinder};
+use crate::text::{self, CodeUnit, ShortNeedle, UnitClasses, UnitFinder};
 use crate::unicode;
 
 /// A text to split: `str` or `[T]` for a [`CodeUnit`] `T`.
@@ -57,8 +57,8 @@ pub trait Splittable:
     /// The classes of the 64 units (bytes of a `str`) from `at`, fewer at the end.
     fn classify(&self, at: usize) -> UnitClasses;
 
-    /// [`text::pair_starts`] on the units (bytes of a `str`) from `at`.
-    fn pair_starts(&self, at: usize, pair: [u8; 2]) -> u64;
+    /// [`text::needle_starts`] on the units (bytes of a `str`) from `at`.
+    fn needle_starts(&self, at: usize, needle: ShortNeedle) -> u64;
 
     /// Python's `"".join(filter(str.isprintable, self))`, borrowed when
     /// every character is printable.
@@ -78,6 +78,11 @@ pub trait Splittable:
 
     /// Appends `part` to `out`.
     fn push(out: &mut Self::Owned, part: &Self);
+
+    /// Appends `self[range]` to `out` (a short part faster than [`Self::push`]).
+    fn push_range(&self, out: &mut Self::Owned, range: Range<usize>) {
+        Self::push(out, &self[range]);
+    }
 
     /// Appends `s` to `out`, leaving out characters wider than the units
     /// (callers only append text that occurs in this form).
@@ -146,9 +151,9 @@ impl Splittable for str {
         text::classify(self.as_bytes().get(at..).unwrap_or_default())
     }
 
-    fn pair_starts(&self, at: usize, pair: [u8; 2]) -> u64 {
+    fn needle_starts(&self, at: usize, needle: ShortNeedle) -> u64 {
         // ASCII bytes of UTF-8 are characters of their own.
-        text::pair_starts(self.as_bytes(), at, pair)
+        text::needle_starts(self.as_bytes(), at, needle)
     }
 
     fn printable(&self) -> std::borrow::Cow<'_, str> {
@@ -298,8 +303,8 @@ impl<T: CodeUnit> Splittable for [T] {
         text::classify(self.get(at..).unwrap_or_default())
     }
 
-    fn pair_starts(&self, at: usize, pair: [u8; 2]) -> u64 {
-        text::pair_starts(self, at, pair)
+    fn needle_starts(&self, at: usize, needle: ShortNeedle) -> u64 {
+        text::needle_starts(self, at, needle)
     }
 
     fn printable(&self) -> std::borrow::Cow<'_, [T]> {
@@ -322,6 +327,11 @@ impl<T: CodeUnit> Splittable for [T] {
 
     fn push(out: &mut Vec<T>, part: &[T]) {
         out.extend_from_slice(part);
+    }
+
+    #[inline]
+    fn push_range(&self, out: &mut Vec<T>, range: Range<usize>) {
+        text::push_range(out, self, range);
     }
 
     #[inline(always)]
@@ -353,28 +363,24 @@ impl<T: CodeUnit> Splittable for [T] {
 #[derive(Clone, Debug)]
 pub struct Finder {
     finder: UnitFinder,
-    /// Two ASCII units ("\n\n", ". "): looked for first with masks of 64
-    /// units, which costs less than a substring searcher's call for the
-    /// short gaps between occurrences of such common separators.
-    pair: Option<[u8; 2]>,
+    /// One or two ASCII units ("\n", "\n\n", ". "): looked for first with
+    /// masks of 64 units, which costs less than a substring searcher's call
+    /// for the short gaps between occurrences of such common separators.
+    short: Option<ShortNeedle>,
     /// The needle's length in units (0 when it cannot occur).
     needle_len: usize,
 }
 
-/// Windows of 64 units a pair is looked for in before the substring
-/// searcher takes over.
-const PAIR_WINDOWS: usize = 4;
+/// Windows of 64 units a short needle is looked for in before the
+/// substring searcher takes over.
+const SHORT_WINDOWS: usize = 4;
 
 impl Finder {
     pub fn new<S: Splittable + ?Sized>(needle: &str) -> Self {
-        let pair = match needle.as_bytes() {
-            &[a, b] if [a, b].iter().all(|&x| (1..0x80).contains(&x)) => Some([a, b]),
-            _ => None,
-        };
         let bytes = S::needle_bytes(needle);
         Finder {
             finder: UnitFinder::new(bytes.as_deref(), S::UNIT_SIZE),
-            pair,
+            short: ShortNeedle::new(needle),
             needle_len: bytes.map_or(0, |b| b.len() / S::UNIT_SIZE),
         }
     }
@@ -392,19 +398,21 @@ impl Finder {
 
     /// The offset of the first occurrence at or after offset `from`.
     pub fn find<S: Splittable + ?Sized>(&self, text: &S, from: usize) -> Option<usize> {
-        let Some(pair) = self.pair else {
+        let Some(short) = self.short else {
             return self.finder.find(text.bytes(), from);
         };
+        // Windows overlap by the units past an occurrence's start.
+        let step = 65 - short.units();
         let mut at = from;
-        for _ in 0..PAIR_WINDOWS {
-            if at + 1 >= text.len() {
+        for _ in 0..SHORT_WINDOWS {
+            if at + short.units() > text.len() {
                 return None;
             }
-            let starts = text.pair_starts(at, pair);
+            let starts = text.needle_starts(at, short);
             if starts != 0 {
                 return Some(at + starts.trailing_zeros() as usize);
             }
-            at += 63;
+            at += step;
         }
         // A long gap: the substring searcher scans faster.
         self.finder.find(text.bytes(), at)
@@ -448,10 +456,11 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Two-unit separators (found with masks) are found where `str::find`
-        /// finds them, from every start, in every width; across windows too.
+        /// One- and two-unit separators (found with masks) are found where
+        /// `str::find` finds them, from every start, in every width; across
+        /// windows too.
         #[test]
-        fn pair_finder_finds_as_str_find(
+        fn short_finder_finds_as_str_find(
             parts in proptest::collection::vec(
                 proptest::sample::select(&[
                     "\n", "\n\n", ".", ". ", ",", " ", "a", "word", "\u{10a}", "\u{a0a}",
@@ -459,7 +468,7 @@ mod tests {
                 ][..]),
                 0..200,
             ),
-            needle in proptest::sample::select(&["\n\n", ". ", ", ", "..", "\n "][..]),
+            needle in proptest::sample::select(&["\n\n", ". ", ", ", "..", "\n ", "\n", " ", "."][..]),
         ) {
             let text = parts.concat();
             let expected: Vec<Option<usize>> = text
@@ -467,7 +476,7 @@ mod tests {
                 .map(|(from, _)| text[from..].find(needle).map(|i| i + from))
                 .collect();
             let finder = Finder::new::<str>(needle);
-            proptest::prop_assert!(finder.pair.is_some());
+            proptest::prop_assert!(finder.short.is_some());
             let found: Vec<_> = text.char_indices().map(|(from, _)| finder.find(text.as_str(), from)).collect();
             proptest::prop_assert_eq!(&found, &expected);
             // The same offsets in characters, for the code units of each width.

@@ -166,11 +166,16 @@ struct UnitChunks<T> {
 }
 
 impl<T: CodeUnit> UnitChunks<T> {
-    fn new(input: &[T], chunks: Chunks<Vec<T>>) -> Self {
+    /// `ascii`: whether the input is all ASCII, and so is every chunk (its
+    /// units, and the ASCII a splitter adds): then none is scanned.
+    fn new(input: &[T], chunks: Chunks<Vec<T>>, ascii: bool) -> Self {
         let max_chars = chunks
             .chunks
             .iter()
-            .map(|c| max_char(&[chunks.text(input, c)]))
+            .map(|c| match ascii {
+                true => 0x7F,
+                false => max_char(&[chunks.text(input, c)]),
+            })
             .collect();
         Self { chunks, max_chars }
     }
@@ -192,21 +197,21 @@ fn chunk_one(
             CodeUnits::Latin1(u) => {
                 if let Some(c) = chunking::chunk_text_unless_html(u, ct, path, sizes, &CharLength)?
                 {
-                    let chunks = UnitChunks::new(u, c);
+                    let chunks = UnitChunks::new(u, c, text.is_ascii());
                     return Ok(Chunked::Latin1(text, chunks));
                 }
             }
             CodeUnits::Ucs2(u) if !rebuilds_large(u, ct, path, sizes) => {
                 if let Some(c) = chunking::chunk_text_unless_html(u, ct, path, sizes, &CharLength)?
                 {
-                    let chunks = UnitChunks::new(u, c);
+                    let chunks = UnitChunks::new(u, c, false);
                     return Ok(Chunked::Ucs2(text, chunks));
                 }
             }
             CodeUnits::Ucs4(u) if !rebuilds_large(u, ct, path, sizes) => {
                 if let Some(c) = chunking::chunk_text_unless_html(u, ct, path, sizes, &CharLength)?
                 {
-                    let chunks = UnitChunks::new(u, c);
+                    let chunks = UnitChunks::new(u, c, false);
                     return Ok(Chunked::Ucs4(text, chunks));
                 }
             }

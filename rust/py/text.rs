@@ -193,6 +193,11 @@ impl UnreadText {
         }
     }
 
+    /// Whether it is all ASCII (known from the `str`'s header).
+    pub fn is_ascii(&self) -> bool {
+        matches!(self.units, Units::Ascii(_))
+    }
+
     /// Its code units, as CPython stores them (ASCII as Latin-1). Needs no GIL.
     pub fn units(&self) -> CodeUnits<'_> {
         // SAFETY: see `Units`; `object`, alive as long as `self`, keeps the
