@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
 use super::batch;
-use super::text::{PyText, UnreadText, max_char, new_string, new_string_up_to};
+use super::text::{PyText, UnreadText, max_char, new_string, new_unwritten_string};
 use crate::chunking::detect::{self, ContentType};
 use crate::chunking::html::HtmlHeaderSplitter;
 use crate::chunking::markdown::MarkdownHeaderSplitter;
@@ -247,7 +247,13 @@ fn rebuilds_large<T: CodeUnit>(
 
 /// The Python list of a text's chunks (the caller drops them, which needs
 /// no GIL).
-fn chunked_list<'py>(py: Python<'py>, chunked: &mut Chunked) -> PyResult<Bound<'py, PyList>> {
+/// `detach`: whether to release the GIL while writing strings of code units
+/// (allocated with it), for a batch's other threads to take it meanwhile.
+fn chunked_list<'py>(
+    py: Python<'py>,
+    chunked: &mut Chunked,
+    detach: bool,
+) -> PyResult<Bound<'py, PyList>> {
     match chunked {
         Chunked::Utf8(text, chunks) => {
             if chunks.chunks.iter().all(|c| c.source == Source::Rebuilt) {
@@ -257,34 +263,49 @@ fn chunked_list<'py>(py: Python<'py>, chunked: &mut Chunked) -> PyResult<Bound<'
             chunk_list(py, text, chunks)
         }
         Chunked::Latin1(text, chunks) => match text.units() {
-            CodeUnits::Latin1(u) => unit_chunk_list(py, u, chunks),
+            CodeUnits::Latin1(u) => unit_chunk_list(py, u, chunks, detach),
             _ => Err(PyValueError::new_err("internal error: code units changed")),
         },
         Chunked::Ucs2(text, chunks) => match text.units() {
-            CodeUnits::Ucs2(u) => unit_chunk_list(py, u, chunks),
+            CodeUnits::Ucs2(u) => unit_chunk_list(py, u, chunks, detach),
             _ => Err(PyValueError::new_err("internal error: code units changed")),
         },
         Chunked::Ucs4(text, chunks) => match text.units() {
-            CodeUnits::Ucs4(u) => unit_chunk_list(py, u, chunks),
+            CodeUnits::Ucs4(u) => unit_chunk_list(py, u, chunks, detach),
             _ => Err(PyValueError::new_err("internal error: code units changed")),
         },
     }
 }
 
-/// The chunks of code units `input` as Python strings.
+/// The chunks of code units `input` as Python strings: allocated, then
+/// written (without the GIL when `detach`).
 fn unit_chunk_list<'py, T: CodeUnit>(
     py: Python<'py>,
     input: &[T],
     unit_chunks: &UnitChunks<T>,
+    detach: bool,
 ) -> PyResult<Bound<'py, PyList>> {
     let UnitChunks { chunks, max_chars } = unit_chunks;
-    let items = chunks
-        .chunks
-        .iter()
+    let texts = || chunks.chunks.iter().map(|c| chunks.text(input, c));
+    let (strings, unwritten): (Vec<_>, Vec<_>) = texts()
         .zip(max_chars)
-        .map(|(c, &max)| new_string_up_to(py, &[chunks.text(input, c)], max))
-        .collect::<PyResult<Vec<_>>>()?;
-    PyList::new(py, items)
+        .map(|(text, &max)| new_unwritten_string(py, text.len(), max))
+        .collect::<PyResult<Vec<_>>>()?
+        .into_iter()
+        .unzip();
+    let write = || {
+        for (units, text) in unwritten.into_iter().zip(texts()) {
+            // SAFETY: `strings` keeps each `str` alive, and no one has seen
+            // them yet (the list is made after).
+            unsafe { units.write(&[text]) };
+        }
+    };
+    if detach {
+        py.detach(write)
+    } else {
+        write()
+    }
+    PyList::new(py, strings)
 }
 
 /// Chunks of one text, the content type it was split as (None when it needed
@@ -315,7 +336,7 @@ fn chunk_text<'py>(
         Chunked::Ucs4(_, c) => (c.chunks.content_type, c.chunks.input_length),
         Chunked::Utf8(_, c) => (c.content_type, c.input_length),
     };
-    let list = chunked_list(py, &mut chunked)?;
+    let list = chunked_list(py, &mut chunked, false)?;
     Ok((list, content_type.map(ContentType::as_str), input_length))
 }
 
@@ -367,9 +388,10 @@ fn chunk_texts<'py>(
             .map(PyText::as_str)
     };
     // Each text's list is made on the pool thread that chunked it, right
-    // after: its chunks' text is still in that core's cache. Making Python
-    // strings needs the GIL, so the threads take turns at it while the others
-    // chunk; texts are transcoded on the pool too.
+    // after: its chunks' text is still in that core's cache. Allocating
+    // Python strings needs the GIL, so the threads take turns at it while the
+    // others chunk; strings of code units are written after releasing it.
+    // Texts are transcoded on the pool too.
     let lists = py.detach(|| {
         // Attached once per thread, detached while chunking: attaching again
         // is then cheap, where attaching afresh for every text would create
@@ -377,7 +399,7 @@ fn chunk_texts<'py>(
         let around = |run: &mut (dyn FnMut() + Send)| Python::attach(|py| py.detach(run));
         let each = |i: usize, text| {
             let mut chunked = chunk_one(text, types[i], path_of(i), sizes, unit)?;
-            Python::attach(|py| Ok(chunked_list(py, &mut chunked)?.unbind()))
+            Python::attach(|py| Ok(chunked_list(py, &mut chunked, true)?.unbind()))
         };
         batch::longest_first(texts, UnreadText::len, around, each)
     });

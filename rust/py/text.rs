@@ -283,26 +283,68 @@ pub fn new_string_up_to<'py, T: CodeUnit>(
     max: u32,
 ) -> PyResult<Bound<'py, PyString>> {
     let len: usize = pieces.iter().map(|units| units.len()).sum();
+    let (string, unwritten) = new_unwritten_string(py, len, max)?;
+    // SAFETY: `string`, alive, has been seen by no one else.
+    unsafe { unwritten.write(pieces) };
+    Ok(string)
+}
+
+/// A new `str` of `len` code units up to code point `max`, and its units to
+/// write: writing them needs no GIL, so a batch allocates its strings with
+/// the GIL and writes them after releasing it.
+pub fn new_unwritten_string(
+    py: Python<'_>,
+    len: usize,
+    max: u32,
+) -> PyResult<(Bound<'_, PyString>, UnwrittenUnits)> {
     // SAFETY: `PyUnicode_New(len, max)` returns a string of `len` code units
-    // of the kind chosen by `max` (1 byte below 256, 2 below 65536, else 4);
-    // we write exactly `len` units of that kind before anyone sees it.
+    // of the kind chosen by `max` (1 byte below 256, 2 below 65536, else 4),
+    // whose data, inside the object, stays where it is while it lives.
     unsafe {
         let object = Bound::from_owned_ptr_or_err(
             py,
             ffi::PyUnicode_New(len as ffi::Py_ssize_t, max as ffi::Py_UCS4),
         )?;
-        let dst = ffi::PyUnicode_DATA(object.as_ptr());
-        if max < 0x100 {
-            let dst = std::slice::from_raw_parts_mut(dst.cast::<u8>(), len);
-            narrow_pieces(dst, pieces);
-        } else if max < 0x1_0000 {
-            let dst = std::slice::from_raw_parts_mut(dst.cast::<u16>(), len);
-            copy_pieces(dst, pieces, T::narrow_u16);
-        } else {
-            let dst = std::slice::from_raw_parts_mut(dst.cast::<u32>(), len);
-            copy_pieces(dst, pieces, T::code_point);
+        let data = ffi::PyUnicode_DATA(object.as_ptr());
+        Ok((
+            object.cast_into_unchecked(),
+            UnwrittenUnits { data, len, max },
+        ))
+    }
+}
+
+/// The code units of a `str` from [`new_unwritten_string`], not yet written.
+pub struct UnwrittenUnits {
+    data: *mut std::ffi::c_void,
+    len: usize,
+    max: u32,
+}
+
+// SAFETY: the units belong to a new `str` that no one reads until they are
+// written (see `write`); which thread writes them does not matter.
+unsafe impl Send for UnwrittenUnits {}
+
+impl UnwrittenUnits {
+    /// Writes the units of `pieces` one after the other (as many as fit).
+    ///
+    /// # Safety
+    /// The `str` must be alive, and no one may have read it yet.
+    pub unsafe fn write<T: CodeUnit>(self, pieces: &[&[T]]) {
+        let Self { data, len, max } = self;
+        // SAFETY: `data` holds `len` units of the kind `max` chose, which
+        // only this call accesses (the caller's contract).
+        unsafe {
+            if max < 0x100 {
+                let dst = std::slice::from_raw_parts_mut(data.cast::<u8>(), len);
+                narrow_pieces(dst, pieces);
+            } else if max < 0x1_0000 {
+                let dst = std::slice::from_raw_parts_mut(data.cast::<u16>(), len);
+                copy_pieces(dst, pieces, T::narrow_u16);
+            } else {
+                let dst = std::slice::from_raw_parts_mut(data.cast::<u32>(), len);
+                copy_pieces(dst, pieces, T::code_point);
+            }
         }
-        Ok(object.cast_into_unchecked())
     }
 }
 
