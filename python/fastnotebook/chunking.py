@@ -235,7 +235,13 @@ _UNIT_DEFAULTS: dict[str, ChunkingConfig] = {
 }
 
 
-def _effective(unit: str | None) -> tuple[str, dict[str, Any]]:
+#: ``_core``'s size arguments, in the order of its signature after the text,
+#: content type and path: chunk_size, chunk_overlap, unit, encoding,
+#: min_chunk_size. Passed by position: keywords cost the call a third more.
+_SizeArgs = tuple[int, int, str, str, int | None]
+
+
+def _effective(unit: str | None) -> tuple[str, _SizeArgs]:
     """The unit and the core's size arguments for a call.
 
     This runs on every call, where a few microseconds are a tenth of the time
@@ -258,17 +264,20 @@ def _effective(unit: str | None) -> tuple[str, dict[str, Any]]:
 
 
 @functools.lru_cache(maxsize=64)
-def _resolve(config: ChunkingConfig, env: tuple[str | None, ...]) -> tuple[str, dict[str, Any]]:
+def _resolve(config: ChunkingConfig, env: tuple[str | None, ...]) -> tuple[str, _SizeArgs]:
     """``_core``'s arguments for a configuration; ``env`` is what
     ``resolved()`` reads besides it (nothing for characters)."""
     resolved = config.resolved()
-    return resolved.unit, {
-        "chunk_size": resolved.chunk_size,
-        "chunk_overlap": resolved.chunk_overlap,
-        "unit": resolved.unit,
-        "encoding": resolved.encoding or "o200k_base",
-        "min_chunk_size": resolved.min_chunk_size if resolved.unit == "tokens" else None,
-    }
+    size, overlap = resolved.chunk_size, resolved.chunk_overlap
+    if size is None or overlap is None:  # resolved() fills both in
+        raise AssertionError(f"unresolved chunk sizes in {resolved!r}")
+    return resolved.unit, (
+        size,
+        overlap,
+        resolved.unit,
+        resolved.encoding or "o200k_base",
+        resolved.min_chunk_size if resolved.unit == "tokens" else None,
+    )
 
 
 _CHARS_ARGS = _resolve(_UNIT_DEFAULTS["chars"], ())[1]
@@ -377,7 +386,7 @@ def chunk_text(
         return []
     chosen_unit, sizes = _effective(unit)
     chunks, split_as, length = _core.chunk_text(
-        _text_arg(text), _content_type_arg(content_type), _path_str(file_path), **sizes
+        _text_arg(text), _content_type_arg(content_type), _path_str(file_path), *sizes
     )
     if split_as is not None and _debug_logged():
         logger.debug("Chunking text with content type: {}", split_as)
@@ -386,7 +395,7 @@ def chunk_text(
         else:
             # The exact count of a long text is not computed (it would cost a
             # pass of its own): the text is known to exceed the chunk size.
-            logger.debug("Created {} chunks from over {} tokens", len(chunks), sizes["chunk_size"])
+            logger.debug("Created {} chunks from over {} tokens", len(chunks), sizes[0])
     return chunks
 
 
@@ -404,4 +413,4 @@ def chunk_texts(
         _text_arg(t, "texts[i]")
     types = None if content_types is None else [_content_type_arg(c) for c in content_types]
     paths = None if file_paths is None else [_path_str(p) for p in file_paths]
-    return _core.chunk_texts(texts, types, paths, **_effective(unit)[1])
+    return _core.chunk_texts(texts, types, paths, *_effective(unit)[1])
