@@ -280,19 +280,17 @@ pub fn push_range<T: CodeUnit>(out: &mut Vec<T>, units: &[T], range: Range<usize
     const COPY_BYTES: usize = 64;
     let block = COPY_BYTES / std::mem::size_of::<T>();
     let n = range.len();
-    let Some(rest) = units.get(range.start..) else {
-        return;
-    };
-    let (Some(source), true) = (rest.get(..block), n <= block) else {
-        out.extend_from_slice(&rest[..n.min(rest.len())]);
-        return;
-    };
-    out.reserve(block);
-    let start = out.len();
-    copy_block(source, &mut out.spare_capacity_mut()[..block]);
-    // SAFETY: `block` units after `start` were reserved and written, and
-    // the part is their first `n <= block`.
-    unsafe { out.set_len(start + n) };
+    match units.get(range.start..range.start + block) {
+        Some(source) if n <= block => {
+            out.reserve(block);
+            let start = out.len();
+            copy_block(source, &mut out.spare_capacity_mut()[..block]);
+            // SAFETY: `block` units after `start` were reserved and written,
+            // and the part is their first `n <= block`.
+            unsafe { out.set_len(start + n) };
+        }
+        _ => out.extend_from_slice(&units[range]),
+    }
 }
 
 /// Copies `from` into `to` (of the same length).
@@ -908,6 +906,32 @@ mod tests {
             map.restore(&text),
             units.iter().map(|&u| u32::from(u)).collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn push_range_appends_the_part_alone() {
+        fn check<T: CodeUnit>() {
+            let units: Vec<T> = (0..150u8).map(|b| T::from(b % 128)).collect();
+            for range in [
+                0..0,
+                3..7,
+                0..16,
+                5..69,
+                10..80,
+                140..150,
+                149..150,
+                150..150,
+                0..150,
+            ] {
+                let mut out: Vec<T> = vec![T::from(b'x')];
+                push_range(&mut out, &units, range.clone());
+                assert_eq!(out[0], T::from(b'x'));
+                assert_eq!(&out[1..], &units[range.clone()], "{range:?}");
+            }
+        }
+        check::<u8>();
+        check::<u16>();
+        check::<u32>();
     }
 
     #[test]

@@ -172,9 +172,12 @@ impl<T: CodeUnit> UnitChunks<T> {
         let max_chars = chunks
             .chunks
             .iter()
-            .map(|c| match ascii {
-                true => 0x7F,
-                false => max_char(&[chunks.text(input, c)]),
+            .map(|c| {
+                if ascii {
+                    0x7F
+                } else {
+                    max_char(&[chunks.text(input, c)])
+                }
             })
             .collect();
         Self { chunks, max_chars }
@@ -247,6 +250,7 @@ fn rebuilds_large<T: CodeUnit>(
 
 /// The Python list of a text's chunks (the caller drops them, which needs
 /// no GIL).
+///
 /// `detach`: whether to release the GIL while writing strings of code units
 /// (allocated with it), for a batch's other threads to take it meanwhile.
 fn chunked_list<'py>(
