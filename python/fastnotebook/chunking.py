@@ -237,7 +237,8 @@ _UNIT_DEFAULTS: dict[str, ChunkingConfig] = {
 
 #: ``_core``'s size arguments, in the order of its signature after the text,
 #: content type and path: chunk_size, chunk_overlap, unit, encoding,
-#: min_chunk_size. Passed by position: keywords cost the call a third more.
+#: min_chunk_size. Passed by position: as keywords they made each call
+#: about 0.35 us slower (``timeit`` of the core's call).
 _SizeArgs = tuple[int, int, str, str, int | None]
 
 
