@@ -272,18 +272,8 @@ pub fn new_string<'py, T: CodeUnit>(
     py: Python<'py>,
     pieces: &[&[T]],
 ) -> PyResult<Bound<'py, PyString>> {
-    new_string_up_to(py, pieces, max_char(pieces))
-}
-
-/// [`new_string`] with the [`max_char`] of `pieces` already found (without
-/// the GIL).
-pub fn new_string_up_to<'py, T: CodeUnit>(
-    py: Python<'py>,
-    pieces: &[&[T]],
-    max: u32,
-) -> PyResult<Bound<'py, PyString>> {
     let len: usize = pieces.iter().map(|units| units.len()).sum();
-    let (string, unwritten) = new_unwritten_string(py, len, max)?;
+    let (string, unwritten) = new_unwritten_string(py, len, max_char(pieces))?;
     // SAFETY: `string`, alive, has been seen by no one else.
     unsafe { unwritten.write(pieces) };
     Ok(string)
