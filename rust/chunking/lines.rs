@@ -90,8 +90,8 @@ impl<S: Splittable + ?Sized> Iterator for Lines<'_, S> {
 /// missing units are in neither): newlines, and units outside printable
 /// ASCII (0x20-0x7E) other than newlines.
 fn classify<S: Splittable + ?Sized>(text: &S, at: usize) -> (u64, u64) {
-    let c = text.classify(at);
-    (c.newline, c.not_graphic & !c.newline & !c.space)
+    let c = text.classify_lines(at);
+    (c.newline, c.not_printable & !c.newline)
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 use std::fmt::Debug;
 use std::ops::{Index, Range};
 
-use crate::text::{self, CodeUnit, ShortNeedle, UnitClasses, UnitFinder};
+use crate::text::{self, CodeUnit, LineClasses, ShortNeedle, UnitFinder};
 use crate::unicode;
 
 /// A text to split: `str` or `[T]` for a [`CodeUnit`] `T`.
@@ -54,8 +54,9 @@ pub trait Splittable:
     /// The code unit (code point, or byte of a `str`) at `at`.
     fn unit(&self, at: usize) -> u32;
 
-    /// The classes of the 64 units (bytes of a `str`) from `at`, fewer at the end.
-    fn classify(&self, at: usize) -> UnitClasses;
+    /// The line classes of the 64 units (bytes of a `str`) from `at`, fewer
+    /// at the end.
+    fn classify_lines(&self, at: usize) -> LineClasses;
 
     /// [`text::needle_starts`] on the units (bytes of a `str`) from `at`.
     fn needle_starts(&self, at: usize, needle: ShortNeedle) -> u64;
@@ -147,8 +148,8 @@ impl Splittable for str {
         self.as_bytes().get(at).map_or(0, |&b| u32::from(b))
     }
 
-    fn classify(&self, at: usize) -> UnitClasses {
-        text::classify(self.as_bytes().get(at..).unwrap_or_default())
+    fn classify_lines(&self, at: usize) -> LineClasses {
+        text::classify_lines(self.as_bytes().get(at..).unwrap_or_default())
     }
 
     fn needle_starts(&self, at: usize, needle: ShortNeedle) -> u64 {
@@ -299,8 +300,8 @@ impl<T: CodeUnit> Splittable for [T] {
         self.get(at).map_or(0, |u| u.code_point())
     }
 
-    fn classify(&self, at: usize) -> UnitClasses {
-        text::classify(self.get(at..).unwrap_or_default())
+    fn classify_lines(&self, at: usize) -> LineClasses {
+        text::classify_lines(self.get(at..).unwrap_or_default())
     }
 
     fn needle_starts(&self, at: usize, needle: ShortNeedle) -> u64 {
