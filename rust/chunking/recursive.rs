@@ -133,11 +133,20 @@ fn open_notebook_separators(unit_size: usize) -> &'static [Separator<'static>] {
 /// The most elements a vector is sized for up front from an estimate.
 pub(crate) const PRESIZE_LIMIT: usize = 4096;
 
+/// A splitter's separators.
+#[derive(Clone, Debug)]
+enum Separators {
+    /// Open Notebook's, whose searchers are built once
+    /// ([`open_notebook_separators`]): making the splitter allocates nothing.
+    OpenNotebook,
+    Other(Vec<String>),
+}
+
 #[derive(Clone, Debug)]
 pub struct RecursiveSplitter {
     chunk_size: usize,
     chunk_overlap: usize,
-    separators: Vec<String>,
+    separators: Separators,
     keep_separator: KeepSeparator,
     strip_whitespace: bool,
 }
@@ -152,6 +161,30 @@ impl RecursiveSplitter {
         keep_separator: KeepSeparator,
         strip_whitespace: bool,
     ) -> Result<Self> {
+        let separators = if separators.is_empty() {
+            Separators::Other(DEFAULT_SEPARATORS.iter().map(|s| s.to_string()).collect())
+        } else if separators.iter().map(String::as_str).eq(OPEN_NOTEBOOK_SEPARATORS) {
+            Separators::OpenNotebook
+        } else {
+            Separators::Other(separators)
+        };
+        Self::with_separators(
+            chunk_size,
+            chunk_overlap,
+            separators,
+            keep_separator,
+            strip_whitespace,
+        )
+    }
+
+    /// [`Self::new`] with the separators chosen.
+    fn with_separators(
+        chunk_size: usize,
+        chunk_overlap: usize,
+        separators: Separators,
+        keep_separator: KeepSeparator,
+        strip_whitespace: bool,
+    ) -> Result<Self> {
         if chunk_size == 0 {
             return Err(Error::InvalidArgument(format!(
                 "chunk_size must be > 0, got {chunk_size}"
@@ -163,11 +196,6 @@ impl RecursiveSplitter {
                  should be smaller."
             )));
         }
-        let separators = if separators.is_empty() {
-            DEFAULT_SEPARATORS.iter().map(|s| s.to_string()).collect()
-        } else {
-            separators
-        };
         Ok(Self {
             chunk_size,
             chunk_overlap,
@@ -179,14 +207,10 @@ impl RecursiveSplitter {
 
     /// Open Notebook's plain-text splitter with the given size and overlap.
     pub fn open_notebook(chunk_size: usize, chunk_overlap: usize) -> Result<Self> {
-        let separators = OPEN_NOTEBOOK_SEPARATORS
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        Self::new(
+        Self::with_separators(
             chunk_size,
             chunk_overlap,
-            separators,
+            Separators::OpenNotebook,
             KeepSeparator::Start,
             true,
         )
@@ -206,21 +230,16 @@ impl RecursiveSplitter {
         // to a bound: an estimate, not a reservation for tiny chunk sizes.
         let estimate = 2 * text.len() / self.chunk_size.max(1) + 1;
         let mut out = Vec::with_capacity(estimate.min(PRESIZE_LIMIT));
-        if self
-            .separators
-            .iter()
-            .map(String::as_str)
-            .eq(OPEN_NOTEBOOK_SEPARATORS)
-        {
-            let separators = open_notebook_separators(S::UNIT_SIZE);
-            self.split_into(text, 0, separators, length, &mut out);
-        } else {
-            let separators: Vec<Separator<'_>> = self
-                .separators
-                .iter()
-                .map(|text| Separator::new::<S>(text))
-                .collect();
-            self.split_into(text, 0, &separators, length, &mut out);
+        match &self.separators {
+            Separators::OpenNotebook => {
+                let separators = open_notebook_separators(S::UNIT_SIZE);
+                self.split_into(text, 0, separators, length, &mut out);
+            }
+            Separators::Other(texts) => {
+                let separators: Vec<Separator<'_>> =
+                    texts.iter().map(|text| Separator::new::<S>(text)).collect();
+                self.split_into(text, 0, &separators, length, &mut out);
+            }
         }
         out
     }
