@@ -400,13 +400,18 @@ pub fn check_markdown(text: &str, headers: Vec<(String, String)>, each_line: boo
     };
     let sections = splitter.split(text);
     let mut rebuilt = String::new();
-    let ranges = splitter.split_into(text, &mut rebuilt);
-    assert_eq!(ranges.len(), sections.len());
-    for (range, section) in ranges.iter().zip(&sections) {
+    let spans = splitter.split_into(text, &mut rebuilt);
+    assert_eq!(spans.len(), sections.len());
+    for (span, section) in spans.iter().zip(&sections) {
         assert_eq!(
-            &rebuilt[range.clone()],
+            &rebuilt[span.range.clone()],
             section.content,
             "split_into differs"
+        );
+        assert!(
+            span.paragraph_breaks || !section.content.contains("\n\n"),
+            "a paragraph break in a section said to hold none: {:?}",
+            section.content
         );
         for (_, value) in &section.metadata {
             assert_eq!(unicode::strip(value), value, "header text not stripped");
@@ -593,7 +598,11 @@ pub fn check_chunk_text<L: LengthFunction>(
             let md = MarkdownHeaderSplitter::new(markdown::open_notebook_headers(), false, false)
                 .expect("valid headers");
             let mut rebuilt = String::new();
-            let sections = md.split_into(text, &mut rebuilt);
+            let sections: Vec<_> = md
+                .split_into(text, &mut rebuilt)
+                .into_iter()
+                .map(|s| s.range)
+                .collect();
             assert_eq!(out.rebuilt, rebuilt, "Markdown sections");
             check_sections(&rebuilt, &sections, &spans, "Markdown chunks");
             assert_eq!(md_visible(&rebuilt), md_visible(text), "Markdown text lost");

@@ -131,7 +131,7 @@ impl MarkdownHeaderSplitter {
         let (out, titles): (&S, &S) = (out.borrow(), metas.titles.borrow());
         sections
             .into_iter()
-            .map(|(range, version)| Section {
+            .map(|Written { range, version, .. }| Section {
                 content: out[range].to_owned(),
                 metadata: metas
                     .version(version)
@@ -153,9 +153,15 @@ impl MarkdownHeaderSplitter {
         &self,
         text: &S,
         out: &mut S::Owned,
-    ) -> Vec<Range<usize>> {
+    ) -> Vec<SectionSpan> {
         let (sections, _) = self.read(text, out);
-        sections.into_iter().map(|(range, _)| range).collect()
+        sections
+            .into_iter()
+            .map(|w| SectionSpan {
+                range: w.range,
+                paragraph_breaks: w.empty_lines,
+            })
+            .collect()
     }
 
     /// The header the line starts with, and its marker's length.
@@ -176,7 +182,7 @@ impl MarkdownHeaderSplitter {
         &self,
         text: &S,
         out: &mut S::Owned,
-    ) -> (Vec<(Range<usize>, usize)>, Metas<S>) {
+    ) -> (Vec<Written>, Metas<S>) {
         let mut pass = Pass {
             splitter: self,
             out,
@@ -184,6 +190,7 @@ impl MarkdownHeaderSplitter {
             // versions of the metadata below): growing by one costs more.
             sections: Vec::with_capacity(32),
             section: None,
+            empty_lines: false,
             metas: Metas::new(),
             in_block: false,
             last_line_hash: false,
@@ -287,6 +294,24 @@ fn has_backticks_after_3<S: Splittable + ?Sized>(line: &S) -> bool {
     false
 }
 
+/// Where a section's text was written (see [`MarkdownHeaderSplitter::split_into`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SectionSpan {
+    pub range: Range<usize>,
+    /// Whether it may hold a paragraph break, `"\n\n"`: only when an empty
+    /// line (in a code fence) was written into it, as lines are joined with
+    /// `"\n"` and `"  \n"`. Without one, a splitter need not look for it.
+    pub paragraph_breaks: bool,
+}
+
+/// A finished section of the line pass: [`SectionSpan`] and the version of
+/// the metadata it holds.
+struct Written {
+    range: Range<usize>,
+    version: usize,
+    empty_lines: bool,
+}
+
 /// The line pass's output: the sections written so far and the one being
 /// written. A block (lines joined with "\n") joins the open section with
 /// "  \n" when it has the same metadata, or when the section ends with a
@@ -295,10 +320,12 @@ fn has_backticks_after_3<S: Splittable + ?Sized>(line: &S) -> bool {
 struct Pass<'a, S: Splittable + ?Sized> {
     splitter: &'a MarkdownHeaderSplitter,
     out: &'a mut S::Owned,
-    /// Finished sections: their range in `out` and metadata version.
-    sections: Vec<(Range<usize>, usize)>,
+    /// Finished sections.
+    sections: Vec<Written>,
     /// The open section: where it starts in `out`, and its metadata version.
     section: Option<(usize, usize)>,
+    /// Whether an empty line (in a code fence) was written to the open section.
+    empty_lines: bool,
     metas: Metas<S>,
     /// Whether the current block has a line.
     in_block: bool,
@@ -310,6 +337,8 @@ impl<S: Splittable + ?Sized> Pass<'_, S> {
     /// Writes a kept line to the current block.
     fn add(&mut self, line: &S, starts_with_hash: bool) {
         self.start_line(starts_with_hash);
+        // After the line's start, which may close a section.
+        self.empty_lines |= line.is_empty();
         S::push(self.out, line);
     }
 
@@ -360,8 +389,12 @@ impl<S: Splittable + ?Sized> Pass<'_, S> {
     }
 
     fn close_section(&mut self) {
-        if let Some((start, meta)) = self.section.take() {
-            self.sections.push((start..self.written(), meta));
+        if let Some((start, version)) = self.section.take() {
+            self.sections.push(Written {
+                range: start..self.written(),
+                version,
+                empty_lines: std::mem::take(&mut self.empty_lines),
+            });
         }
     }
 }

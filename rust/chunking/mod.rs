@@ -237,17 +237,23 @@ fn split_html<L: LengthFunction>(
     for section in sections {
         let start = out.rebuilt.len();
         out.rebuilt.push_str(&section.content);
-        ranges.push(start..out.rebuilt.len());
+        ranges.push(markdown::SectionSpan {
+            range: start..out.rebuilt.len(),
+            paragraph_breaks: true,
+        });
     }
     split_sections::<str, L>(&mut out, ranges, &splitter, sizes, length);
     finish(&mut out, text, sizes, length);
     Ok(out)
 }
 
+/// The first of Open Notebook's separators, "\n\n".
+const PARAGRAPH_BREAK: &str = recursive::OPEN_NOTEBOOK_SEPARATORS[0];
+
 /// Splits again the rebuilt sections longer than the chunk size.
 fn split_sections<S, L>(
     out: &mut Chunks<S::Owned>,
-    sections: Vec<Range<usize>>,
+    sections: Vec<markdown::SectionSpan>,
     splitter: &RecursiveSplitter,
     sizes: ChunkSizes,
     length: &L,
@@ -255,8 +261,13 @@ fn split_sections<S, L>(
     S: Splittable + ?Sized,
     L: LengthFunction<S>,
 {
-    for range in sections {
+    for markdown::SectionSpan {
+        range,
+        paragraph_breaks,
+    } in sections
+    {
         let section: &S = &out.rebuilt.borrow()[range.clone()];
+        let absent = (!paragraph_breaks).then_some(PARAGRAPH_BREAK);
         if !length.exceeds(section, sizes.chunk_size) {
             out.chunks.push(Chunk {
                 source: Source::Rebuilt,
@@ -269,10 +280,10 @@ fn split_sections<S, L>(
             .filter(|_| LengthFunction::<S>::is_char_length(length));
         if let Some(bytes) = ascii {
             // Its bytes are its characters: no counting needed.
-            let pieces = splitter.split(bytes, &CharLength);
+            let pieces = splitter.split_lacking(bytes, &CharLength, absent);
             push_pieces::<[u8], S>(out, Source::Rebuilt, range.start, pieces);
         } else {
-            let pieces = splitter.split(section, length);
+            let pieces = splitter.split_lacking(section, length, absent);
             push_pieces::<S, S>(out, Source::Rebuilt, range.start, pieces);
         }
     }

@@ -163,7 +163,11 @@ impl RecursiveSplitter {
     ) -> Result<Self> {
         let separators = if separators.is_empty() {
             Separators::Other(DEFAULT_SEPARATORS.iter().map(|s| s.to_string()).collect())
-        } else if separators.iter().map(String::as_str).eq(OPEN_NOTEBOOK_SEPARATORS) {
+        } else if separators
+            .iter()
+            .map(String::as_str)
+            .eq(OPEN_NOTEBOOK_SEPARATORS)
+        {
             Separators::OpenNotebook
         } else {
             Separators::Other(separators)
@@ -226,6 +230,22 @@ impl RecursiveSplitter {
         S: Splittable + ?Sized,
         L: LengthFunction<S>,
     {
+        self.split_lacking(text, length, None)
+    }
+
+    /// [`Self::split`] of a text known not to hold `absent` (a separator),
+    /// which is then not looked for: the caller's knowledge saves a scan
+    /// of the whole text. (Were it there after all, the chunks could differ.)
+    pub fn split_lacking<S, L>(
+        &self,
+        text: &S,
+        length: &L,
+        absent: Option<&str>,
+    ) -> Vec<Piece<S::Owned>>
+    where
+        S: Splittable + ?Sized,
+        L: LengthFunction<S>,
+    {
         // About two pieces per chunk (a chunk and its overlap's start), up
         // to a bound: an estimate, not a reservation for tiny chunk sizes.
         let estimate = 2 * text.len() / self.chunk_size.max(1) + 1;
@@ -233,12 +253,12 @@ impl RecursiveSplitter {
         match &self.separators {
             Separators::OpenNotebook => {
                 let separators = open_notebook_separators(S::UNIT_SIZE);
-                self.split_into(text, 0, separators, length, &mut out);
+                self.split_into(text, 0, separators, absent, length, &mut out);
             }
             Separators::Other(texts) => {
                 let separators: Vec<Separator<'_>> =
                     texts.iter().map(|text| Separator::new::<S>(text)).collect();
-                self.split_into(text, 0, &separators, length, &mut out);
+                self.split_into(text, 0, &separators, absent, length, &mut out);
             }
         }
         out
@@ -249,13 +269,14 @@ impl RecursiveSplitter {
         text: &S,
         base: usize,
         separators: &[Separator<'_>],
+        absent: Option<&str>,
         length: &L,
         out: &mut Vec<Piece<S::Owned>>,
     ) where
         S: Splittable + ?Sized,
         L: LengthFunction<S>,
     {
-        let (separator, remaining) = choose_separator(text, separators);
+        let (separator, remaining) = choose_separator(text, separators, absent);
         let merge_separator = match (self.keep_separator, separator) {
             (KeepSeparator::Discard, Some(sep)) => sep.text,
             _ => "",
@@ -273,7 +294,8 @@ impl RecursiveSplitter {
                 out.push(Piece::Span(base + range.start..base + range.end));
             } else {
                 let piece = &text[range.clone()];
-                self.split_into(piece, base + range.start, remaining, length, out);
+                // Its pieces lack what it lacks.
+                self.split_into(piece, base + range.start, remaining, absent, length, out);
             }
         }
         merger.finish(out);
@@ -281,16 +303,18 @@ impl RecursiveSplitter {
 }
 
 /// The first separator that occurs in `text` (the empty one always does;
-/// `None` stands for it), and the separators left for splitting its pieces.
+/// `None` stands for it; `absent` is known not to), and the separators left
+/// for splitting its pieces.
 fn choose_separator<'s, 'a, S: Splittable + ?Sized>(
     text: &S,
     separators: &'s [Separator<'a>],
+    absent: Option<&str>,
 ) -> (Option<&'s Separator<'a>>, &'s [Separator<'a>]) {
     for (i, sep) in separators.iter().enumerate() {
         if sep.text.is_empty() {
             return (None, &[]);
         }
-        if sep.finder.occurs_in(text) {
+        if Some(sep.text) != absent && sep.finder.occurs_in(text) {
             return (Some(sep), &separators[i + 1..]);
         }
     }
