@@ -19,17 +19,58 @@ where
     T: Send,
     R: Send,
 {
-    let mut numbered: Vec<(usize, T)> = items.into_iter().enumerate().collect();
-    numbered.sort_by_key(|(_, item)| std::cmp::Reverse(len(item)));
+    longest_first_in_groups(items, len, 0, around, each, |made| made)
+}
+
+/// [`longest_first`], with the items handed out in groups: a thread takes
+/// items until their lengths add up to `group_len` (one at least), runs
+/// `each` on every one, then `finish` on the group's results, which returns
+/// one result for each, in order. What `finish` does once per group (take
+/// the GIL, say) is then done less often for short items.
+pub fn longest_first_in_groups<T, P, R>(
+    items: Vec<T>,
+    len: impl Fn(&T) -> usize,
+    group_len: usize,
+    around: impl Fn(&mut (dyn FnMut() + Send)) + Sync,
+    each: impl Fn(usize, T) -> P + Sync,
+    finish: impl Fn(Vec<P>) -> Vec<R> + Sync,
+) -> Vec<R>
+where
+    T: Send,
+    R: Send,
+{
+    let mut numbered: Vec<(usize, usize, T)> = items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| (i, len(&item), item))
+        .collect();
+    numbered.sort_by_key(|&(_, len, _)| std::cmp::Reverse(len));
     let queue = Mutex::new(numbered.into_iter());
-    // A panic never happens while the lock is held (it is taken for `next`
-    // alone), so a poisoned queue is still whole.
-    let next = || queue.lock().unwrap_or_else(PoisonError::into_inner).next();
+    // A panic never happens while the lock is held (it is taken to take a
+    // group alone), so a poisoned queue is still whole.
+    let next_group = || {
+        let mut queue = queue.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut group = Vec::new();
+        let mut total = 0;
+        while total < group_len.max(1)
+            && let Some((i, len, item)) = queue.next()
+        {
+            total += len.max(1);
+            group.push((i, item));
+        }
+        group
+    };
     let made = rayon::broadcast(|_| {
         let mut made = Vec::new();
         around(&mut || {
-            while let Some((i, item)) = next() {
-                made.push((i, each(i, item)));
+            loop {
+                let group = next_group();
+                if group.is_empty() {
+                    break;
+                }
+                let indices: Vec<usize> = group.iter().map(|&(i, _)| i).collect();
+                let prepared = group.into_iter().map(|(i, item)| each(i, item)).collect();
+                made.extend(indices.into_iter().zip(finish(prepared)));
             }
         });
         made
@@ -57,6 +98,32 @@ mod tests {
         let expected: Vec<(usize, String)> = items.into_iter().enumerate().collect();
         assert_eq!(results, expected);
         assert_eq!(setups.into_inner(), rayon::current_num_threads());
+    }
+
+    #[test]
+    fn groups_reach_their_length_and_keep_input_order() {
+        let items: Vec<usize> = (0..300).map(|i| (i * 7) % 50).collect();
+        let groups = Mutex::new(Vec::new());
+        let results = longest_first_in_groups(
+            items.clone(),
+            |&n| n,
+            100,
+            |run| run(),
+            |i, item| (i, item),
+            |made: Vec<(usize, usize)>| {
+                groups
+                    .lock()
+                    .expect("not poisoned")
+                    .push(made.iter().map(|&(_, n)| n.max(1)).sum::<usize>());
+                made
+            },
+        );
+        let expected: Vec<(usize, usize)> = items.into_iter().enumerate().collect();
+        assert_eq!(results, expected);
+        let groups = groups.into_inner().expect("not poisoned");
+        // Only the group that emptied the queue may fall short.
+        let short = groups.iter().filter(|&&total| total < 100).count();
+        assert!(short <= 1, "{groups:?}");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
 use super::batch;
-use super::text::{PyText, UnreadText, max_char, new_string, new_unwritten_string};
+use super::text::{PyText, UnreadText, UnwrittenUnits, max_char, new_string, new_unwritten_string};
 use crate::chunking::detect::{self, ContentType};
 use crate::chunking::html::HtmlHeaderSplitter;
 use crate::chunking::markdown::MarkdownHeaderSplitter;
@@ -83,18 +83,19 @@ fn detect_content_type(
     )
 }
 
-fn chunk_list<'py>(
+/// The strings of chunks of a text split as UTF-8.
+fn chunk_strings<'py>(
     py: Python<'py>,
     text: &PyText,
     chunks: &Chunks,
-) -> PyResult<Bound<'py, PyList>> {
+) -> PyResult<Vec<Bound<'py, PyString>>> {
     let input_ranges = chunks
         .chunks
         .iter()
         .filter(|c| c.source == Source::Input)
         .map(|c| c.range.clone());
     let mut slices = text.slices(py, input_ranges)?.into_iter();
-    let items = chunks
+    chunks
         .chunks
         .iter()
         .map(|c| match c.source {
@@ -103,8 +104,7 @@ fn chunk_list<'py>(
                 .ok_or_else(|| PyValueError::new_err("internal error: missing chunk slice")),
             Source::Rebuilt => text.to_py(py, &chunks.rebuilt[c.range.clone()]),
         })
-        .collect::<PyResult<Vec<_>>>()?;
-    PyList::new(py, items)
+        .collect()
 }
 
 /// What a chunk's size is counted in.
@@ -248,68 +248,117 @@ fn rebuilds_large<T: CodeUnit>(
         )
 }
 
-/// The Python list of a text's chunks (the caller drops them, which needs
-/// no GIL).
-///
-/// `detach`: whether to release the GIL while writing strings of code units
-/// (allocated with it), for a batch's other threads to take it meanwhile.
-fn chunked_list<'py>(
-    py: Python<'py>,
-    chunked: &mut Chunked,
-    detach: bool,
-) -> PyResult<Bound<'py, PyList>> {
-    match chunked {
-        Chunked::Utf8(text, chunks) => {
-            if chunks.chunks.iter().all(|c| c.source == Source::Rebuilt) {
-                // Peak memory: the input's copy is not needed to make the strings.
-                text.release_copy();
+/// A text's chunks as Python strings, made with the GIL: those of code
+/// units are allocated then and written after, without it.
+struct Strings<'py> {
+    strings: Vec<Bound<'py, PyString>>,
+    unwritten: Vec<UnwrittenUnits>,
+}
+
+fn units_changed() -> PyErr {
+    PyValueError::new_err("internal error: code units changed")
+}
+
+impl Chunked {
+    /// The chunks' strings, allocated (the caller drops the chunks, which
+    /// needs no GIL).
+    fn allocate<'py>(&mut self, py: Python<'py>) -> PyResult<Strings<'py>> {
+        match self {
+            Chunked::Utf8(text, chunks) => {
+                if chunks.chunks.iter().all(|c| c.source == Source::Rebuilt) {
+                    // Peak memory: the input's copy is not needed to make the strings.
+                    text.release_copy();
+                }
+                let strings = chunk_strings(py, text, chunks)?;
+                Ok(Strings {
+                    strings,
+                    unwritten: Vec::new(),
+                })
             }
-            chunk_list(py, text, chunks)
+            Chunked::Latin1(text, chunks) => match text.units() {
+                CodeUnits::Latin1(u) => allocate_units(py, u, chunks),
+                _ => Err(units_changed()),
+            },
+            Chunked::Ucs2(text, chunks) => match text.units() {
+                CodeUnits::Ucs2(u) => allocate_units(py, u, chunks),
+                _ => Err(units_changed()),
+            },
+            Chunked::Ucs4(text, chunks) => match text.units() {
+                CodeUnits::Ucs4(u) => allocate_units(py, u, chunks),
+                _ => Err(units_changed()),
+            },
         }
-        Chunked::Latin1(text, chunks) => match text.units() {
-            CodeUnits::Latin1(u) => unit_chunk_list(py, u, chunks, detach),
-            _ => Err(PyValueError::new_err("internal error: code units changed")),
-        },
-        Chunked::Ucs2(text, chunks) => match text.units() {
-            CodeUnits::Ucs2(u) => unit_chunk_list(py, u, chunks, detach),
-            _ => Err(PyValueError::new_err("internal error: code units changed")),
-        },
-        Chunked::Ucs4(text, chunks) => match text.units() {
-            CodeUnits::Ucs4(u) => unit_chunk_list(py, u, chunks, detach),
-            _ => Err(PyValueError::new_err("internal error: code units changed")),
-        },
+    }
+
+    /// Writes the characters of the strings [`Self::allocate`] left
+    /// unwritten (needs no GIL).
+    ///
+    /// # Safety
+    /// `unwritten` must come from this text's `allocate`, with its strings
+    /// alive and seen by no one yet.
+    unsafe fn write(&self, unwritten: Vec<UnwrittenUnits>) -> PyResult<()> {
+        // SAFETY: the caller's contract.
+        unsafe {
+            match self {
+                Chunked::Utf8(..) => {}
+                Chunked::Latin1(text, chunks) => match text.units() {
+                    CodeUnits::Latin1(u) => write_units(u, chunks, unwritten),
+                    _ => return Err(units_changed()),
+                },
+                Chunked::Ucs2(text, chunks) => match text.units() {
+                    CodeUnits::Ucs2(u) => write_units(u, chunks, unwritten),
+                    _ => return Err(units_changed()),
+                },
+                Chunked::Ucs4(text, chunks) => match text.units() {
+                    CodeUnits::Ucs4(u) => write_units(u, chunks, unwritten),
+                    _ => return Err(units_changed()),
+                },
+            }
+        }
+        Ok(())
+    }
+
+    /// The Python list of the chunks.
+    fn list<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let Strings { strings, unwritten } = self.allocate(py)?;
+        // SAFETY: just allocated, and `strings` keeps them alive unseen.
+        unsafe { self.write(unwritten)? };
+        PyList::new(py, strings)
     }
 }
 
-/// The chunks of code units `input` as Python strings: allocated, then
-/// written (without the GIL when `detach`).
-fn unit_chunk_list<'py, T: CodeUnit>(
+/// New strings for chunks of code units `input`, not yet written.
+fn allocate_units<'py, T: CodeUnit>(
     py: Python<'py>,
     input: &[T],
     unit_chunks: &UnitChunks<T>,
-    detach: bool,
-) -> PyResult<Bound<'py, PyList>> {
+) -> PyResult<Strings<'py>> {
     let UnitChunks { chunks, max_chars } = unit_chunks;
-    let texts = || chunks.chunks.iter().map(|c| chunks.text(input, c));
-    let (strings, unwritten): (Vec<_>, Vec<_>) = texts()
+    let (strings, unwritten) = chunks
+        .chunks
+        .iter()
         .zip(max_chars)
-        .map(|(text, &max)| new_unwritten_string(py, text.len(), max))
+        .map(|(c, &max)| new_unwritten_string(py, chunks.text(input, c).len(), max))
         .collect::<PyResult<Vec<_>>>()?
         .into_iter()
         .unzip();
-    let write = || {
-        for (units, text) in unwritten.into_iter().zip(texts()) {
-            // SAFETY: `strings` keeps each `str` alive, and no one has seen
-            // them yet (the list is made after).
-            unsafe { units.write(&[text]) };
-        }
-    };
-    if detach {
-        py.detach(write)
-    } else {
-        write()
+    Ok(Strings { strings, unwritten })
+}
+
+/// Writes the strings [`allocate_units`] made.
+///
+/// # Safety
+/// As [`Chunked::write`].
+unsafe fn write_units<T: CodeUnit>(
+    input: &[T],
+    unit_chunks: &UnitChunks<T>,
+    unwritten: Vec<UnwrittenUnits>,
+) {
+    let chunks = &unit_chunks.chunks;
+    for (units, c) in unwritten.into_iter().zip(&chunks.chunks) {
+        // SAFETY: the caller's contract.
+        unsafe { units.write(&[chunks.text(input, c)]) };
     }
-    PyList::new(py, strings)
 }
 
 /// Chunks of one text, the content type it was split as (None when it needed
@@ -340,8 +389,56 @@ fn chunk_text<'py>(
         Chunked::Ucs4(_, c) => (c.chunks.content_type, c.chunks.input_length),
         Chunked::Utf8(_, c) => (c.content_type, c.input_length),
     };
-    let list = chunked_list(py, &mut chunked, false)?;
+    let list = chunked.list(py)?;
     Ok((list, content_type.map(ContentType::as_str), input_length))
+}
+
+/// Code units of the texts a batch thread chunks before taking the GIL once
+/// to make their strings.
+const GIL_GROUP: usize = 1 << 16;
+
+/// The lists of a group of chunked texts: their strings allocated with the
+/// GIL, written without it, then put in lists with it again.
+fn lists_of(group: Vec<Result<Chunked>>) -> Vec<PyResult<Py<PyList>>> {
+    let mut chunked: Vec<PyResult<Chunked>> =
+        group.into_iter().map(|c| c.map_err(PyErr::from)).collect();
+    Python::attach(|py| {
+        let allocated: Vec<PyResult<Strings<'_>>> = chunked
+            .iter_mut()
+            .map(|c| {
+                c.as_mut()
+                    .map_err(|e| e.clone_ref(py))
+                    .and_then(|c| c.allocate(py))
+            })
+            .collect();
+        let (strings, unwritten): (Vec<_>, Vec<_>) = allocated
+            .into_iter()
+            .map(|a| match a {
+                Ok(Strings { strings, unwritten }) => (Ok(strings), unwritten),
+                Err(e) => (Err(e), Vec::new()),
+            })
+            .unzip();
+        let written: Vec<PyResult<()>> = py.detach(|| {
+            chunked
+                .iter()
+                .zip(unwritten)
+                .map(|(c, unwritten)| match c {
+                    // SAFETY: each text's own, allocated above; `strings`
+                    // keeps them alive, and no one has seen them.
+                    Ok(c) => unsafe { c.write(unwritten) },
+                    Err(_) => Ok(()),
+                })
+                .collect()
+        });
+        strings
+            .into_iter()
+            .zip(written)
+            .map(|(strings, written)| {
+                written?;
+                Ok(PyList::new(py, strings?)?.unbind())
+            })
+            .collect()
+    })
 }
 
 /// `chunk_text` over many texts on all cores; the first error (in input
@@ -391,21 +488,20 @@ fn chunk_texts<'py>(
             .and_then(|p| p[i].as_ref())
             .map(PyText::as_str)
     };
-    // Each text's list is made on the pool thread that chunked it, right
-    // after: its chunks' text is still in that core's cache. Allocating
-    // Python strings needs the GIL, so the threads take turns at it while the
-    // others chunk; strings of code units are written after releasing it.
-    // Texts are transcoded on the pool too.
+    // Each group of texts' lists is made on the pool thread that chunked
+    // them, right after: their chunks' text is still in that core's cache.
+    // Allocating Python strings needs the GIL, so the threads take turns at
+    // it while the others chunk; strings of code units are written after
+    // releasing it. Texts are taken in groups of about `GIL_GROUP` units, so
+    // that short texts do not each take the GIL twice: a contended handover
+    // wakes a sleeping thread. Texts are transcoded on the pool too.
     let lists = py.detach(|| {
         // Attached once per thread, detached while chunking: attaching again
-        // is then cheap, where attaching afresh for every text would create
+        // is then cheap, where attaching afresh for every group would create
         // and destroy a Python thread state each time.
         let around = |run: &mut (dyn FnMut() + Send)| Python::attach(|py| py.detach(run));
-        let each = |i: usize, text| {
-            let mut chunked = chunk_one(text, types[i], path_of(i), sizes, unit)?;
-            Python::attach(|py| Ok(chunked_list(py, &mut chunked, true)?.unbind()))
-        };
-        batch::longest_first(texts, UnreadText::len, around, each)
+        let each = |i: usize, text| chunk_one(text, types[i], path_of(i), sizes, unit);
+        batch::longest_first_in_groups(texts, UnreadText::len, GIL_GROUP, around, each, lists_of)
     });
     // The first error in input order, as the loop of `chunk_text` would raise.
     let lists = lists.into_iter().collect::<PyResult<Vec<Py<PyList>>>>()?;
