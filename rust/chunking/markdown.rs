@@ -414,14 +414,17 @@ struct Metas<S: Splittable + ?Sized> {
 
 impl<S: Splittable + ?Sized> Metas<S> {
     fn new() -> Self {
+        // Sized for a few dozen headers, each buffer at most 1 KiB: glibc
+        // serves those from its per-thread cache, larger ones from the
+        // slower shared bins.
         let mut titles = S::Owned::default();
-        S::reserve(&mut titles, 1024);
+        S::reserve(&mut titles, 1024 / S::UNIT_SIZE);
         let mut versions = Vec::with_capacity(32);
         // The first version: no headers yet.
         versions.push(0..0);
         Self {
             titles,
-            entries: Vec::with_capacity(64),
+            entries: Vec::with_capacity(32),
             versions,
         }
     }
