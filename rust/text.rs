@@ -334,22 +334,22 @@ pub struct LineClasses {
     pub not_printable: u64,
 }
 
+impl From<UnitClasses> for LineClasses {
+    fn from(c: UnitClasses) -> Self {
+        LineClasses {
+            newline: c.newline,
+            // Not visible and not a space: outside ' '..='~'.
+            not_printable: c.not_graphic & !c.space,
+        }
+    }
+}
+
 /// The line classes of the first 64 units (at most) of `units`.
 #[inline]
 pub fn classify_lines<T: CodeUnit>(units: &[T]) -> LineClasses {
     match units.first_chunk::<64>() {
         Some(block) => T::with_narrowed(block, classify_line_bytes),
-        None => units
-            .iter()
-            .take(64)
-            .enumerate()
-            .fold(LineClasses::default(), |c, (i, &u)| {
-                let cp = u.code_point();
-                LineClasses {
-                    newline: c.newline | (u64::from(cp == 0x0A) << i),
-                    not_printable: c.not_printable | (u64::from(!(0x20..=0x7E).contains(&cp)) << i),
-                }
-            }),
+        None => classify_scalar(units).into(),
     }
 }
 
@@ -382,11 +382,7 @@ fn classify_line_bytes(bytes: &[u8; 64]) -> LineClasses {
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let c = classify_scalar(bytes);
-        LineClasses {
-            newline: c.newline,
-            not_printable: c.not_graphic & !c.space,
-        }
+        classify_scalar(bytes).into()
     }
 }
 

@@ -400,33 +400,33 @@ const GIL_GROUP: usize = 1 << 16;
 /// The lists of a group of chunked texts: their strings allocated with the
 /// GIL, written without it, then put in lists with it again.
 fn lists_of(group: Vec<Result<Chunked>>) -> Vec<PyResult<Py<PyList>>> {
-    let mut chunked: Vec<PyResult<Chunked>> =
-        group.into_iter().map(|c| c.map_err(PyErr::from)).collect();
     Python::attach(|py| {
-        let allocated: Vec<PyResult<Strings<'_>>> = chunked
-            .iter_mut()
-            .map(|c| {
-                c.as_mut()
-                    .map_err(|e| e.clone_ref(py))
-                    .and_then(|c| c.allocate(py))
-            })
-            .collect();
-        let (strings, unwritten): (Vec<_>, Vec<_>) = allocated
+        // Each text's strings, or its error; and what is left to write.
+        let (strings, mut to_write): (Vec<PyResult<_>>, Vec<_>) = group
             .into_iter()
-            .map(|a| match a {
-                Ok(Strings { strings, unwritten }) => (Ok(strings), unwritten),
-                Err(e) => (Err(e), Vec::new()),
+            .map(|chunked| {
+                let allocated = chunked.map_err(PyErr::from).and_then(|mut chunked| {
+                    let strings = chunked.allocate(py)?;
+                    Ok((chunked, strings))
+                });
+                match allocated {
+                    Ok((chunked, Strings { strings, unwritten })) => {
+                        (Ok(strings), Some((chunked, unwritten)))
+                    }
+                    Err(e) => (Err(e), None),
+                }
             })
             .unzip();
         let written: Vec<PyResult<()>> = py.detach(|| {
-            chunked
-                .iter()
-                .zip(unwritten)
-                .map(|(c, unwritten)| match c {
+            to_write
+                .iter_mut()
+                .map(|w| match w {
                     // SAFETY: each text's own, allocated above; `strings`
                     // keeps them alive, and no one has seen them.
-                    Ok(c) => unsafe { c.write(unwritten) },
-                    Err(_) => Ok(()),
+                    Some((chunked, unwritten)) => unsafe {
+                        chunked.write(std::mem::take(unwritten))
+                    },
+                    None => Ok(()),
                 })
                 .collect()
         });
