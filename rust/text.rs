@@ -271,14 +271,13 @@ fn write_bytes(dest: &mut [MaybeUninit<u8>], bytes: &[u8]) {
     unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dest.as_mut_ptr().cast::<u8>(), n) };
 }
 
-/// Appends `units[range]` to `out`. A part of at most 64 bytes is copied
-/// inline as 64 bytes (only the part is kept), when `units` goes on that far:
+/// Appends `units[range]` to `out`. A part of at most 64 units is copied
+/// inline as 64 units (only the part is kept), when `units` goes on that far:
 /// Markdown lines are short, and a `memcpy` call branches on the length of
-/// each.
+/// each. (Units, not bytes: most lines of UCS-2 and UCS-4 texts fit then.)
 #[inline]
 pub fn push_range<T: CodeUnit>(out: &mut Vec<T>, units: &[T], range: Range<usize>) {
-    const COPY_BYTES: usize = 64;
-    let block = COPY_BYTES / std::mem::size_of::<T>();
+    let block = 64;
     let n = range.len();
     match units.get(range.start..range.start + block) {
         Some(source) if n <= block => {
@@ -441,6 +440,51 @@ pub fn needle_starts<T: CodeUnit>(units: &[T], at: usize, needle: ShortNeedle) -
             let starts = (1u64 << units.len().saturating_sub(past)) - 1;
             T::with_narrowed(&block, matches) & starts
         }
+    }
+}
+
+/// How many spaces (U+0020) follow one another from `at` on (0 past the
+/// end). Checked 16 units at a time: indented lines start with runs of
+/// varying length, on which a loop over units mispredicts its exit.
+#[inline]
+pub fn spaces_from<T: CodeUnit>(units: &[T], at: usize) -> usize {
+    let units = units.get(at..).unwrap_or_default();
+    let mut n = 0;
+    while let Some(block) = units
+        .get(n..)
+        .and_then(|rest| rest.first_chunk::<ASCII_BLOCK>())
+    {
+        let run = (!u32::from(space_mask16(&T::narrow16(block)))).trailing_zeros() as usize;
+        n += run;
+        if run < ASCII_BLOCK {
+            return n;
+        }
+    }
+    n + units[n..]
+        .iter()
+        .take_while(|u| u.code_point() == 0x20)
+        .count()
+}
+
+/// Bit `i` set where `bytes[i]` is a space.
+#[inline(always)]
+fn space_mask16(bytes: &[u8; 16]) -> u16 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of x86_64; the unaligned load reads the 16
+        // bytes of `bytes`.
+        unsafe {
+            let v = _mm_loadu_si128(bytes.as_ptr().cast());
+            _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x20))) as u16
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        bytes
+            .iter()
+            .enumerate()
+            .fold(0, |mask, (i, &b)| mask | (u16::from(b == 0x20) << i))
     }
 }
 
@@ -909,6 +953,39 @@ mod tests {
             push_ascii_as_naive(&ucs2);
             let latin1: Vec<u8> = points.iter().filter_map(|&p| u8::try_from(p).ok()).collect();
             push_ascii_as_naive(&latin1);
+        }
+    }
+
+    fn spaces_from_as_naive<U: CodeUnit>(units: &[U]) {
+        for at in 0..=units.len() + 1 {
+            let naive = units
+                .get(at..)
+                .unwrap_or_default()
+                .iter()
+                .take_while(|u| u.code_point() == 0x20)
+                .count();
+            assert_eq!(spaces_from(units, at), naive, "{at} in {units:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Runs shorter and longer than a block, ending at a space's
+        /// look-alikes once narrowed (U+0120, U+8020) or at the end.
+        #[test]
+        fn spaces_from_counts_the_run(
+            points in proptest::collection::vec(
+                proptest::prop_oneof![
+                    8 => proptest::strategy::Just(0x20u32),
+                    1 => proptest::sample::select(&[0x0A, 0x21, 0xA0, 0x120, 0x8020, 0x1_0020][..]),
+                ],
+                0..50,
+            )
+        ) {
+            spaces_from_as_naive(&points);
+            let ucs2: Vec<u16> = points.iter().filter_map(|&p| u16::try_from(p).ok()).collect();
+            spaces_from_as_naive(&ucs2);
+            let latin1: Vec<u8> = points.iter().filter_map(|&p| u8::try_from(p).ok()).collect();
+            spaces_from_as_naive(&latin1);
         }
     }
 

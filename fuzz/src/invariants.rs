@@ -413,6 +413,11 @@ pub fn check_markdown(text: &str, headers: Vec<(String, String)>, each_line: boo
             "a paragraph break in a section said to hold none: {:?}",
             section.content
         );
+        assert!(
+            !span.ascii || section.content.is_ascii(),
+            "a section said to be ASCII is not: {:?}",
+            section.content
+        );
         for (_, value) in &section.metadata {
             assert_eq!(unicode::strip(value), value, "header text not stripped");
         }
@@ -545,6 +550,7 @@ pub fn check_chunk_text<L: LengthFunction>(
             !t.is_empty() && unicode::strip(t) == *t,
             "chunk {t:?} not stripped"
         );
+        assert!(!chunk.ascii || t.is_ascii(), "chunk {t:?} said to be ASCII");
         let n = length.length(t);
         let source = match chunk.source {
             Source::Input => text,

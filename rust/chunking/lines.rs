@@ -20,30 +20,49 @@ pub struct Line {
 
 pub struct Lines<'t, S: ?Sized> {
     text: &'t S,
-    /// Start of the 64-byte window the masks describe.
+    /// Start of the 64-unit window the masks describe.
     base: usize,
     /// Newlines of the window not yet reported.
     newlines: u64,
-    /// Bytes of the window from the current line's start on that are
-    /// neither printable ASCII nor `\n`.
-    others: u64,
+    /// The window's newlines that end a line holding a unit outside
+    /// printable ASCII.
+    unprintable_ends: u64,
+    /// Whether the line running out of the window holds such a unit.
+    carried: bool,
     /// Where the current line starts.
     start: usize,
-    /// Whether the current line met a non-printable byte in earlier windows.
-    carried: bool,
     done: bool,
 }
 
 pub fn lines<S: Splittable + ?Sized>(text: &S) -> Lines<'_, S> {
-    let (newlines, others) = classify(text, 0);
-    Lines {
+    let mut lines = Lines {
         text,
         base: 0,
-        newlines,
-        others,
-        start: 0,
+        newlines: 0,
+        unprintable_ends: 0,
         carried: false,
+        start: 0,
         done: false,
+    };
+    lines.classify();
+    lines
+}
+
+impl<S: Splittable + ?Sized> Lines<'_, S> {
+    /// Reads the masks of the window at `base`; a line that ran out of the
+    /// window before carries its class into it.
+    fn classify(&mut self) {
+        let c = self.text.classify_lines(self.base);
+        let others = c.not_printable & !c.newline;
+        // Adding a unit's bit to the non-newline bits carries it up to the
+        // next newline (or out of the window): a newline's bit is then set
+        // exactly when its line has such a unit. Missing units at the end
+        // are in neither mask, so the last line carries out too.
+        let (sum, out_a) = (!c.newline).overflowing_add(others);
+        let (sum, out_b) = sum.overflowing_add(u64::from(self.carried));
+        self.newlines = c.newline;
+        self.unprintable_ends = sum & c.newline;
+        self.carried = out_a | out_b;
     }
 }
 
@@ -56,22 +75,16 @@ impl<S: Splittable + ?Sized> Iterator for Lines<'_, S> {
                 let bit = self.newlines.trailing_zeros();
                 self.newlines &= self.newlines - 1;
                 let end = self.base + bit as usize;
-                // `others` keeps no bit before the line's start: those up to
-                // its newline are the line's.
                 let line = Line {
                     range: self.start..end,
-                    printable_ascii: !self.carried && self.others & ((1u64 << bit) - 1) == 0,
+                    printable_ascii: self.unprintable_ends & (1u64 << bit) == 0,
                 };
-                // Bits 0..=bit cleared (2 << 63 is 0: then all of them).
-                self.others &= !(2u64 << bit).wrapping_sub(1);
                 self.start = end + 1;
-                self.carried = false;
                 return Some(line);
             }
             if self.done {
                 return None;
             }
-            self.carried |= self.others != 0;
             self.base += 64;
             if self.base >= self.text.len() {
                 // The text after the last newline is the last line.
@@ -81,17 +94,9 @@ impl<S: Splittable + ?Sized> Iterator for Lines<'_, S> {
                     printable_ascii: !self.carried,
                 });
             }
-            (self.newlines, self.others) = classify(self.text, self.base);
+            self.classify();
         }
     }
-}
-
-/// The masks of the 64 units from `at` (fewer at the end of the text:
-/// missing units are in neither): newlines, and units outside printable
-/// ASCII (0x20-0x7E) other than newlines.
-fn classify<S: Splittable + ?Sized>(text: &S, at: usize) -> (u64, u64) {
-    let c = text.classify_lines(at);
-    (c.newline, c.not_printable & !c.newline)
 }
 
 #[cfg(test)]

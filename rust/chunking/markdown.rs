@@ -160,6 +160,7 @@ impl MarkdownHeaderSplitter {
             .map(|w| SectionSpan {
                 range: w.range,
                 paragraph_breaks: w.empty_lines,
+                ascii: !w.non_ascii,
             })
             .collect()
     }
@@ -191,6 +192,7 @@ impl MarkdownHeaderSplitter {
             sections: Vec::with_capacity(32),
             section: None,
             empty_lines: false,
+            non_ascii: false,
             metas: Metas::new(),
             in_block: false,
             last_line_hash: false,
@@ -200,18 +202,20 @@ impl MarkdownHeaderSplitter {
         let mut fence: Option<&'static str> = None;
 
         for line in lines(text) {
-            let line = if line.printable_ascii {
+            let ascii = line.printable_ascii;
+            let line = if ascii {
                 // Nothing to filter, and only spaces to strip.
                 let mut kept = line.range;
-                while !kept.is_empty() && text.unit(kept.start) == 0x20 {
-                    kept.start += 1;
+                if text.unit(kept.start) == 0x20 {
+                    // Up to the newline (not a space), or the end of the text.
+                    kept.start += text.spaces_from(kept.start);
                 }
                 while !kept.is_empty() && text.unit(kept.end - 1) == 0x20 {
                     kept.end -= 1;
                 }
                 if kept.is_empty() {
                     match fence {
-                        Some(_) => pass.add(&text[kept], false),
+                        Some(_) => pass.add(&text[kept], false, true),
                         // Outside a fence: the end of a block.
                         None => pass.in_block = false,
                     }
@@ -240,7 +244,7 @@ impl MarkdownHeaderSplitter {
                 _ => {}
             }
             if fence.is_some() {
-                pass.add(line, starts_with_hash(line, 0));
+                pass.add(line, starts_with_hash(line, 0), ascii);
                 continue;
             }
             if let Some((header, marker_len)) = self.header_at(line) {
@@ -258,10 +262,10 @@ impl MarkdownHeaderSplitter {
                 pass.metas
                     .push_header(&popped, header.name, &rest[rest.strip_range()]);
                 if !self.strip_headers {
-                    pass.add(line, starts_with_hash(line, 0));
+                    pass.add(line, starts_with_hash(line, 0), ascii);
                 }
             } else if !line.is_empty() {
-                pass.add(line, starts_with_hash(line, 0));
+                pass.add(line, starts_with_hash(line, 0), ascii);
             } else {
                 pass.in_block = false;
             }
@@ -302,6 +306,9 @@ pub struct SectionSpan {
     /// line (in a code fence) was written into it, as lines are joined with
     /// `"\n"` and `"  \n"`. Without one, a splitter need not look for it.
     pub paragraph_breaks: bool,
+    /// Whether it is known to be all ASCII: when every line written into it
+    /// was printable ASCII (false: not known).
+    pub ascii: bool,
 }
 
 /// A finished section of the line pass: [`SectionSpan`] and the version of
@@ -310,6 +317,7 @@ struct Written {
     range: Range<usize>,
     version: usize,
     empty_lines: bool,
+    non_ascii: bool,
 }
 
 /// The line pass's output: the sections written so far and the one being
@@ -326,6 +334,8 @@ struct Pass<'a, S: Splittable + ?Sized> {
     section: Option<(usize, usize)>,
     /// Whether an empty line (in a code fence) was written to the open section.
     empty_lines: bool,
+    /// Whether a line that was not all printable ASCII was written to it.
+    non_ascii: bool,
     metas: Metas<S>,
     /// Whether the current block has a line.
     in_block: bool,
@@ -334,11 +344,13 @@ struct Pass<'a, S: Splittable + ?Sized> {
 }
 
 impl<S: Splittable + ?Sized> Pass<'_, S> {
-    /// Writes a kept line to the current block.
-    fn add(&mut self, line: &S, starts_with_hash: bool) {
+    /// Writes a kept line to the current block; `ascii`: whether the line
+    /// read was all printable ASCII.
+    fn add(&mut self, line: &S, starts_with_hash: bool, ascii: bool) {
         self.start_line(starts_with_hash);
         // After the line's start, which may close a section.
         self.empty_lines |= line.is_empty();
+        self.non_ascii |= !ascii;
         S::push(self.out, line);
     }
 
@@ -394,6 +406,7 @@ impl<S: Splittable + ?Sized> Pass<'_, S> {
                 range: start..self.written(),
                 version,
                 empty_lines: std::mem::take(&mut self.empty_lines),
+                non_ascii: std::mem::take(&mut self.non_ascii),
             });
         }
     }

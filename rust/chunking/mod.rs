@@ -62,6 +62,9 @@ pub enum Source {
 pub struct Chunk {
     pub source: Source,
     pub range: Range<usize>,
+    /// Whether it is known to be all ASCII (false: not known). Its Python
+    /// string's width then needs no scan of its units.
+    pub ascii: bool,
 }
 
 /// The chunks of one text, and the text rebuilt by a header splitter that
@@ -101,6 +104,7 @@ impl<O: Default> Chunks<O> {
             out.chunks.push(Chunk {
                 source: Source::Input,
                 range: 0..len,
+                ascii: false,
             });
         }
         out
@@ -212,7 +216,7 @@ where
         split_sections::<S, L>(&mut out, sections, &splitter, sizes, length);
     } else {
         let pieces = splitter.split(text, length);
-        push_pieces::<S, S>(&mut out, Source::Input, 0, pieces);
+        push_pieces::<S, S>(&mut out, Source::Input, 0, false, pieces);
     }
     finish(&mut out, text, sizes, length);
     Ok(out)
@@ -240,6 +244,7 @@ fn split_html<L: LengthFunction>(
         ranges.push(markdown::SectionSpan {
             range: start..out.rebuilt.len(),
             paragraph_breaks: true,
+            ascii: false,
         });
     }
     split_sections::<str, L>(&mut out, ranges, &splitter, sizes, length);
@@ -264,6 +269,7 @@ fn split_sections<S, L>(
     for markdown::SectionSpan {
         range,
         paragraph_breaks,
+        ascii,
     } in sections
     {
         let section: &S = &out.rebuilt.borrow()[range.clone()];
@@ -272,19 +278,20 @@ fn split_sections<S, L>(
             out.chunks.push(Chunk {
                 source: Source::Rebuilt,
                 range,
+                ascii,
             });
             continue;
         }
-        let ascii = section
+        let ascii_bytes = section
             .ascii_bytes()
             .filter(|_| LengthFunction::<S>::is_char_length(length));
-        if let Some(bytes) = ascii {
+        if let Some(bytes) = ascii_bytes {
             // Its bytes are its characters: no counting needed.
             let pieces = splitter.split_lacking(bytes, &CharLength, absent);
-            push_pieces::<[u8], S>(out, Source::Rebuilt, range.start, pieces);
+            push_pieces::<[u8], S>(out, Source::Rebuilt, range.start, true, pieces);
         } else {
             let pieces = splitter.split_lacking(section, length, absent);
-            push_pieces::<S, S>(out, Source::Rebuilt, range.start, pieces);
+            push_pieces::<S, S>(out, Source::Rebuilt, range.start, ascii, pieces);
         }
     }
 }
@@ -302,11 +309,12 @@ where
 }
 
 /// Adds split pieces of `source` (text `P` within a text `S`) whose text
-/// starts at `base` there.
+/// starts at `base` there; `ascii`: whether that text is known to be ASCII.
 fn push_pieces<P, S>(
     out: &mut Chunks<S::Owned>,
     source: Source,
     base: usize,
+    ascii: bool,
     pieces: Vec<Piece<P::Owned>>,
 ) where
     P: Splittable + ?Sized,
@@ -324,11 +332,16 @@ fn push_pieces<P, S>(
                 out.chunks.push(Chunk {
                     source: Source::Rebuilt,
                     range: start..end,
+                    ascii,
                 });
                 continue;
             }
         };
-        out.chunks.push(Chunk { source, range });
+        out.chunks.push(Chunk {
+            source,
+            range,
+            ascii,
+        });
     }
 }
 
@@ -416,10 +429,12 @@ mod tests {
                 Chunk {
                     source: Source::Input,
                     range: 0..1,
+                    ascii: true,
                 },
                 Chunk {
                     source: Source::Input,
                     range: 0..1,
+                    ascii: true,
                 },
             ],
             ..Default::default()

@@ -58,6 +58,9 @@ pub trait Splittable:
     /// at the end.
     fn classify_lines(&self, at: usize) -> LineClasses;
 
+    /// How many spaces follow one another from unit `at` on ([`text::spaces_from`]).
+    fn spaces_from(&self, at: usize) -> usize;
+
     /// [`text::needle_starts`] on the units (bytes of a `str`) from `at`.
     fn needle_starts(&self, at: usize, needle: ShortNeedle) -> u64;
 
@@ -150,6 +153,10 @@ impl Splittable for str {
 
     fn classify_lines(&self, at: usize) -> LineClasses {
         text::classify_lines(self.as_bytes().get(at..).unwrap_or_default())
+    }
+
+    fn spaces_from(&self, at: usize) -> usize {
+        text::spaces_from(self.as_bytes(), at)
     }
 
     fn needle_starts(&self, at: usize, needle: ShortNeedle) -> u64 {
@@ -302,6 +309,10 @@ impl<T: CodeUnit> Splittable for [T] {
 
     fn classify_lines(&self, at: usize) -> LineClasses {
         text::classify_lines(self.get(at..).unwrap_or_default())
+    }
+
+    fn spaces_from(&self, at: usize) -> usize {
+        text::spaces_from(self, at)
     }
 
     fn needle_starts(&self, at: usize, needle: ShortNeedle) -> u64 {

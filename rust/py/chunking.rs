@@ -167,13 +167,14 @@ struct UnitChunks<T> {
 
 impl<T: CodeUnit> UnitChunks<T> {
     /// `ascii`: whether the input is all ASCII, and so is every chunk (its
-    /// units, and the ASCII a splitter adds): then none is scanned.
+    /// units, and the ASCII a splitter adds): then none is scanned, nor is a
+    /// chunk known to be ASCII on its own ([`crate::chunking::Chunk::ascii`]).
     fn new(input: &[T], chunks: Chunks<Vec<T>>, ascii: bool) -> Self {
         let max_chars = chunks
             .chunks
             .iter()
             .map(|c| {
-                if ascii {
+                if ascii || c.ascii {
                     0x7F
                 } else {
                     max_char(&[chunks.text(input, c)])
