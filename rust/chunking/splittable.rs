@@ -384,8 +384,11 @@ pub struct Finder {
 }
 
 /// Windows of 64 units a short needle is looked for in before the
-/// substring searcher takes over.
-const SHORT_WINDOWS: usize = 4;
+/// substring searcher takes over, per byte of a unit: that searcher's call
+/// costs about as much as this many windows, and for wider units it also
+/// checks that a hit starts on a unit (measured on the shared corpus's
+/// plain text, where paragraphs run to hundreds of units).
+const SHORT_WINDOWS_PER_UNIT_BYTE: usize = 8;
 
 impl Finder {
     pub fn new<S: Splittable + ?Sized>(needle: &str) -> Self {
@@ -416,7 +419,7 @@ impl Finder {
         // Windows overlap by the units past an occurrence's start.
         let step = 65 - short.units();
         let mut at = from;
-        for _ in 0..SHORT_WINDOWS {
+        for _ in 0..SHORT_WINDOWS_PER_UNIT_BYTE * S::UNIT_SIZE {
             if at + short.units() > text.len() {
                 return None;
             }
@@ -465,6 +468,39 @@ mod tests {
         let f = Finder::new::<str>("☃");
         assert_eq!(f.find(s, 0), Some(1));
         assert_eq!(f.find(s, 4), Some(5));
+    }
+
+    /// Past the windows looked at with masks, the substring searcher finds
+    /// the rest: at every gap around that limit, in every width, with
+    /// look-alike units (whose bytes hold the needle's) on the way.
+    #[test]
+    fn short_needles_after_long_gaps() {
+        fn check<T: CodeUnit + std::fmt::Debug>(filler: T) {
+            let limit = 64 * SHORT_WINDOWS_PER_UNIT_BYTE * std::mem::size_of::<T>();
+            for gap in [
+                limit - 70,
+                limit - 1,
+                limit,
+                limit + 1,
+                limit + 200,
+                3 * limit,
+            ] {
+                let mut text = vec![filler; gap];
+                text.extend(units::<T>("\n\nx"));
+                for needle in ["\n\n", "\n"] {
+                    let finder = Finder::new::<[T]>(needle);
+                    assert_eq!(
+                        finder.find(text.as_slice(), 0),
+                        Some(gap),
+                        "{needle:?} {gap}"
+                    );
+                    assert_eq!(finder.find(text.as_slice(), gap + 2), None);
+                }
+            }
+        }
+        check(b'a');
+        check(0x0A0Au16);
+        check(0x000A_000Au32);
     }
 
     proptest::proptest! {
