@@ -56,6 +56,7 @@ bench: build ## Benchmarks against the references, same run (results in bench-re
 	$(PY) -m fastnotebook bench --out $(BENCH_OUT)
 	$(PY) benches/bench_chunking.py
 	$(PY) benches/bench_tokens.py
+	$(PY) benches/bench_string_floor.py
 	$(PY) benches/bench_text_utils.py
 	$(PY) benches/bench_context.py
 	$(PY) benches/bench_pipeline.py --full-text-mb 0.25 --out $(BENCH_OUT)

@@ -1,0 +1,89 @@
+"""How much of ``chunk_text``'s time is CPython making the chunk strings.
+
+For each content type, the time of ``chunk_text`` over the corpus against the
+time of making the same strings by slicing them, one after the other, out of a
+string of the document's width (its chunks joined): the allocation, copying,
+width check and freeing that any chunker returning ``str`` pays, with no
+splitting at all. Best of N passes each, interleaved.
+
+    python benches/bench_string_floor.py [--corpus DIR] [--passes N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from loguru import logger
+
+from fastnotebook import chunking
+from fastnotebook.bench import corpus
+
+
+def best_ms(job: Callable[[], object], passes: int) -> float:
+    best = float("inf")
+    for _ in range(passes):
+        start = time.perf_counter()
+        job()
+        best = min(best, time.perf_counter() - start)
+    return best * 1e3
+
+
+def chunking_job(texts: list[str], content_type: chunking.ContentType) -> Callable[[], object]:
+    def job() -> object:
+        return [chunking.chunk_text(t, content_type) for t in texts]
+
+    return job
+
+
+def slicing_job(texts: list[str], chunks: list[list[str]]) -> Callable[[], object]:
+    """Slices the chunks of each text out of one string holding them, widened
+    to the text's width (a character of that width appended) so that each
+    slice pays the width check the text's own slices would."""
+    sources: list[tuple[str, list[tuple[int, int]]]] = []
+    for text, text_chunks in zip(texts, chunks, strict=True):
+        widest = max(map(ord, text), default=0)
+        joined = "".join(text_chunks) + (chr(widest) if widest >= 0x80 else "")
+        spans, at = [], 0
+        for chunk in text_chunks:
+            spans.append((at, at + len(chunk)))
+            at += len(chunk)
+        sources.append((joined, spans))
+
+    def job() -> object:
+        return [[joined[a:b] for a, b in spans] for joined, spans in sources]
+
+    return job
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--corpus", type=Path)
+    parser.add_argument("--passes", type=int, default=21)
+    args = parser.parse_args()
+    logger.remove()
+    docs = corpus.load(args.corpus) if args.corpus else corpus.default()
+    for kind in corpus.KINDS:
+        texts = [d.text for d in docs.by_kind(kind)]
+        if not texts:
+            continue
+        content_type = chunking.ContentType(kind)
+        chunks = [chunking.chunk_text(t, content_type) for t in texts]
+        chunking_pass, slicing = chunking_job(texts, content_type), slicing_job(texts, chunks)
+        chunk_ms, slice_ms = float("inf"), float("inf")
+        for _ in range(3):
+            chunk_ms = min(chunk_ms, best_ms(chunking_pass, args.passes))
+            slice_ms = min(slice_ms, best_ms(slicing, args.passes))
+        count = sum(map(len, chunks))
+        print(
+            f"{kind:8} chunk_text {chunk_ms:6.2f} ms a pass; the same {count} strings "
+            f"by slicing {slice_ms:6.2f} ms ({slice_ms / chunk_ms:.0%})"
+        )
+
+
+if __name__ == "__main__":
+    main()
