@@ -454,7 +454,7 @@ pub fn spaces_from<T: CodeUnit>(units: &[T], at: usize) -> usize {
         .get(n..)
         .and_then(|rest| rest.first_chunk::<ASCII_BLOCK>())
     {
-        let run = (!u32::from(space_mask16(&T::narrow16(block)))).trailing_zeros() as usize;
+        let run = (!u32::from(eq_mask16(&T::narrow16(block), 0x20))).trailing_zeros() as usize;
         n += run;
         if run < ASCII_BLOCK {
             return n;
@@ -464,28 +464,6 @@ pub fn spaces_from<T: CodeUnit>(units: &[T], at: usize) -> usize {
         .iter()
         .take_while(|u| u.code_point() == 0x20)
         .count()
-}
-
-/// Bit `i` set where `bytes[i]` is a space.
-#[inline(always)]
-fn space_mask16(bytes: &[u8; 16]) -> u16 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::*;
-        // SAFETY: SSE2 is part of x86_64; the unaligned load reads the 16
-        // bytes of `bytes`.
-        unsafe {
-            let v = _mm_loadu_si128(bytes.as_ptr().cast());
-            _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x20))) as u16
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        bytes
-            .iter()
-            .enumerate()
-            .fold(0, |mask, (i, &b)| mask | (u16::from(b == 0x20) << i))
-    }
 }
 
 /// Bit `i` set where `bytes[i] == byte`, for the first 64 bytes (at most).
@@ -503,26 +481,31 @@ pub fn byte_mask(bytes: &[u8], byte: u8) -> u64 {
 /// Bit `i` set where `bytes[i] == byte`.
 #[inline(always)]
 fn eq_mask(bytes: &[u8; 64], byte: u8) -> u64 {
+    let (blocks, _) = bytes.as_chunks::<16>();
+    blocks.iter().enumerate().fold(0, |mask, (k, block)| {
+        mask | (u64::from(eq_mask16(block, byte)) << (16 * k))
+    })
+}
+
+/// Bit `i` set where `bytes[i] == byte`, for 16 bytes (one SSE2 register).
+#[inline(always)]
+fn eq_mask16(bytes: &[u8; 16], byte: u8) -> u16 {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;
-        let vectors = bytes.as_ptr().cast::<__m128i>();
-        (0..4).fold(0, |mask, k| {
-            // SAFETY: SSE2 is part of x86_64; the unaligned loads, k < 4,
-            // read the 64 bytes of `bytes`.
-            let m = unsafe {
-                let v = _mm_loadu_si128(vectors.add(k));
-                _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(byte as i8))) as u16
-            };
-            mask | (u64::from(m) << (16 * k))
-        })
+        // SAFETY: SSE2 is part of x86_64; the unaligned load reads the 16
+        // bytes of `bytes`.
+        unsafe {
+            let v = _mm_loadu_si128(bytes.as_ptr().cast());
+            _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(byte as i8))) as u16
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
         bytes
             .iter()
             .enumerate()
-            .fold(0, |mask, (i, &b)| mask | (u64::from(b == byte) << i))
+            .fold(0, |mask, (i, &b)| mask | (u16::from(b == byte) << i))
     }
 }
 
