@@ -18,84 +18,49 @@ pub struct Line {
     pub printable_ascii: bool,
 }
 
-pub struct Lines<'t, S: ?Sized> {
-    text: &'t S,
-    /// Start of the 64-unit window the masks describe.
-    base: usize,
-    /// Newlines of the window not yet reported.
-    newlines: u64,
-    /// The window's newlines that end a line holding a unit outside
-    /// printable ASCII.
-    unprintable_ends: u64,
-    /// Whether the line running out of the window holds such a unit.
-    carried: bool,
-    /// Where the current line starts.
-    start: usize,
-    done: bool,
-}
-
-pub fn lines<S: Splittable + ?Sized>(text: &S) -> Lines<'_, S> {
-    let mut lines = Lines {
-        text,
-        base: 0,
-        newlines: 0,
-        unprintable_ends: 0,
-        carried: false,
-        start: 0,
-        done: false,
-    };
-    lines.classify();
-    lines
-}
-
-impl<S: Splittable + ?Sized> Lines<'_, S> {
-    /// Reads the masks of the window at `base`; a line that ran out of the
-    /// window before carries its class into it.
-    fn classify(&mut self) {
-        let c = self.text.classify_lines(self.base);
-        let others = c.not_printable & !c.newline;
+/// Calls `f` with each line, in order. (The caller's loop is this one's
+/// body: the window's masks stay in registers, as an iterator's state did
+/// not.)
+#[inline(always)]
+pub fn for_each_line<S: Splittable + ?Sized>(text: &S, mut f: impl FnMut(Line)) {
+    let mut base = 0;
+    let mut start = 0;
+    // Whether the line running into the window holds a unit outside
+    // printable ASCII.
+    let mut carried = false;
+    loop {
+        let c = text.classify_lines(base);
+        // The end of the text ends the last line: a newline past the text's
+        // units (which are in neither mask) in its window.
+        let last = text.len() - base < 64;
+        let newline = if last {
+            c.newline | 1u64 << (text.len() - base)
+        } else {
+            c.newline
+        };
+        let others = c.not_printable & !newline;
         // Adding a unit's bit to the non-newline bits carries it up to the
         // next newline (or out of the window): a newline's bit is then set
-        // exactly when its line has such a unit. Missing units at the end
-        // are in neither mask, so the last line carries out too.
-        let (sum, out_a) = (!c.newline).overflowing_add(others);
-        let (sum, out_b) = sum.overflowing_add(u64::from(self.carried));
-        self.newlines = c.newline;
-        self.unprintable_ends = sum & c.newline;
-        self.carried = out_a | out_b;
-    }
-}
-
-impl<S: Splittable + ?Sized> Iterator for Lines<'_, S> {
-    type Item = Line;
-
-    fn next(&mut self) -> Option<Line> {
-        loop {
-            if self.newlines != 0 {
-                let bit = self.newlines.trailing_zeros();
-                self.newlines &= self.newlines - 1;
-                let end = self.base + bit as usize;
-                let line = Line {
-                    range: self.start..end,
-                    printable_ascii: self.unprintable_ends & (1u64 << bit) == 0,
-                };
-                self.start = end + 1;
-                return Some(line);
-            }
-            if self.done {
-                return None;
-            }
-            self.base += 64;
-            if self.base >= self.text.len() {
-                // The text after the last newline is the last line.
-                self.done = true;
-                return Some(Line {
-                    range: self.start..self.text.len(),
-                    printable_ascii: !self.carried,
-                });
-            }
-            self.classify();
+        // exactly when its line has such a unit.
+        let (sum, out_a) = (!newline).overflowing_add(others);
+        let (sum, out_b) = sum.overflowing_add(u64::from(carried));
+        let unprintable_ends = sum & newline;
+        carried = out_a | out_b;
+        let mut newlines = newline;
+        while newlines != 0 {
+            let bit = newlines.trailing_zeros();
+            newlines &= newlines - 1;
+            let end = base + bit as usize;
+            f(Line {
+                range: start..end,
+                printable_ascii: unprintable_ends & (1u64 << bit) == 0,
+            });
+            start = end + 1;
         }
+        if last {
+            return;
+        }
+        base += 64;
     }
 }
 
@@ -118,11 +83,17 @@ mod tests {
             .collect()
     }
 
+    fn lines<S: Splittable + ?Sized>(text: &S) -> Vec<Line> {
+        let mut lines = Vec::new();
+        for_each_line(text, |line| lines.push(line));
+        lines
+    }
+
     #[test]
     fn splits_as_python() {
-        let ranges: Vec<_> = lines("a\n\nb\n").map(|l| l.range).collect();
+        let ranges: Vec<_> = lines("a\n\nb\n").into_iter().map(|l| l.range).collect();
         assert_eq!(ranges, [0..1, 2..2, 3..4, 5..5]);
-        let empty: Vec<_> = lines("").collect();
+        let empty = lines("");
         assert_eq!(empty.len(), 1);
         assert_eq!(empty[0].range, 0..0);
     }
@@ -141,11 +112,7 @@ mod tests {
             ),
             "\n".repeat(130),
         ] {
-            assert_eq!(
-                lines(text.as_str()).collect::<Vec<_>>(),
-                naive(&text),
-                "{text:?}"
-            );
+            assert_eq!(lines(text.as_str()), naive(&text), "{text:?}");
         }
     }
 
@@ -162,7 +129,7 @@ mod tests {
             )
         ) {
             let text = parts.concat();
-            prop_assert_eq!(lines(text.as_str()).collect::<Vec<_>>(), naive(&text));
+            prop_assert_eq!(lines(text.as_str()), naive(&text));
             // The same lines in code units, where offsets count characters.
             let in_chars = |byte: usize| text[..byte].chars().count();
             let expected: Vec<Line> = naive(&text)
@@ -173,7 +140,7 @@ mod tests {
                 })
                 .collect();
             let ucs4: Vec<u32> = text.chars().map(u32::from).collect();
-            prop_assert_eq!(lines(ucs4.as_slice()).collect::<Vec<_>>(), expected);
+            prop_assert_eq!(lines(ucs4.as_slice()), expected);
         }
     }
 }

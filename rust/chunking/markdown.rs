@@ -11,7 +11,7 @@ use std::ops::Range;
 use std::sync::LazyLock;
 
 use super::Section;
-use super::lines::lines;
+use super::lines::for_each_line;
 use super::splittable::Splittable;
 use crate::error::{Error, Result};
 
@@ -201,7 +201,7 @@ impl MarkdownHeaderSplitter {
         let mut popped: Vec<usize> = Vec::new(); // names a header line closes
         let mut fence: Option<&'static str> = None;
 
-        for line in lines(text) {
+        for_each_line(text, |line| {
             let ascii = line.printable_ascii;
             let line = if ascii {
                 // Nothing to filter, and only spaces to strip.
@@ -219,13 +219,13 @@ impl MarkdownHeaderSplitter {
                         // Outside a fence: the end of a block.
                         None => pass.in_block = false,
                     }
-                    continue;
+                    return;
                 }
                 let first = text.unit(kept.start);
                 if self.ordinary_first[first as usize] {
                     // Neither a header nor a fence: most lines.
                     pass.add_range(text, kept, first == u32::from(b'#'));
-                    continue;
+                    return;
                 }
                 Cow::Borrowed(&text[kept])
             } else {
@@ -245,7 +245,7 @@ impl MarkdownHeaderSplitter {
             }
             if fence.is_some() {
                 pass.add(line, starts_with_hash(line, 0), ascii);
-                continue;
+                return;
             }
             if let Some((header, marker_len)) = self.header_at(line) {
                 // The block before the header keeps the metadata it was read under.
@@ -269,7 +269,7 @@ impl MarkdownHeaderSplitter {
             } else {
                 pass.in_block = false;
             }
-        }
+        });
         pass.close_section();
         (pass.sections, pass.metas)
     }

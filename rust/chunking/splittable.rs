@@ -307,6 +307,7 @@ impl<T: CodeUnit> Splittable for [T] {
         self.get(at).map_or(0, |u| u.code_point())
     }
 
+    #[inline(always)]
     fn classify_lines(&self, at: usize) -> LineClasses {
         text::classify_lines(self.get(at..).unwrap_or_default())
     }
