@@ -335,14 +335,14 @@ fn allocate_units<'py, T: CodeUnit>(
     unit_chunks: &UnitChunks<T>,
 ) -> PyResult<Strings<'py>> {
     let UnitChunks { chunks, max_chars } = unit_chunks;
-    let (strings, unwritten) = chunks
-        .chunks
-        .iter()
-        .zip(max_chars)
-        .map(|(c, &max)| new_unwritten_string(py, chunks.text(input, c).len(), max))
-        .collect::<PyResult<Vec<_>>>()?
-        .into_iter()
-        .unzip();
+    // Sized up front (collecting pairs, then unzipping them, grew both).
+    let mut strings = Vec::with_capacity(chunks.chunks.len());
+    let mut unwritten = Vec::with_capacity(chunks.chunks.len());
+    for (c, &max) in chunks.chunks.iter().zip(max_chars) {
+        let (string, units) = new_unwritten_string(py, chunks.text(input, c).len(), max)?;
+        strings.push(string);
+        unwritten.push(units);
+    }
     Ok(Strings { strings, unwritten })
 }
 
