@@ -307,6 +307,8 @@ impl<T: CodeUnit> Splittable for [T] {
         self.get(at).map_or(0, |u| u.code_point())
     }
 
+    // Inlined: the line pass calls it once a window, and the call's
+    // arguments and results went through memory.
     #[inline(always)]
     fn classify_lines(&self, at: usize) -> LineClasses {
         text::classify_lines(self.get(at..).unwrap_or_default())
