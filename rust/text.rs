@@ -707,7 +707,7 @@ enum Search {
     Never,
     /// One byte: `memchr`, cheaper per match than a substring searcher.
     Byte(u8),
-    Bytes(Box<memmem::Finder<'static>>),
+    Bytes(Box<(memmem::Finder<'static>, memmem::FinderRev<'static>)>),
 }
 
 /// How common a byte is in the code units of text, as `memmem` ranks the
@@ -736,16 +736,26 @@ impl UnitFinder {
         let search = match needle {
             None => Search::Never,
             Some(&[byte]) => Search::Byte(byte),
-            Some(bytes) if unit == 1 => {
-                Search::Bytes(Box::new(memmem::Finder::new(bytes).into_owned()))
+            Some(bytes) => {
+                let forward = if unit == 1 {
+                    memmem::Finder::new(bytes)
+                } else {
+                    memmem::FinderBuilder::new().build_forward_with_ranker(UnitByteRank, bytes)
+                };
+                let reverse = memmem::FinderRev::new(bytes);
+                Search::Bytes(Box::new((forward.into_owned(), reverse.into_owned())))
             }
-            Some(bytes) => Search::Bytes(Box::new(
-                memmem::FinderBuilder::new()
-                    .build_forward_with_ranker(UnitByteRank, bytes)
-                    .into_owned(),
-            )),
         };
         Self { search, unit }
+    }
+
+    /// The needle's length in bytes (0 when it cannot occur).
+    fn needle_bytes(&self) -> usize {
+        match &self.search {
+            Search::Never => 0,
+            Search::Byte(_) => 1,
+            Search::Bytes(finders) => finders.0.needle().len(),
+        }
     }
 
     /// The unit index of the first occurrence at or after unit `from`.
@@ -757,13 +767,38 @@ impl UnitFinder {
                 + match &self.search {
                     Search::Never => return None,
                     Search::Byte(b) => memchr::memchr(*b, rest)?,
-                    Search::Bytes(f) => f.find(rest)?,
+                    Search::Bytes(f) => f.0.find(rest)?,
                 };
             if hit.is_multiple_of(self.unit) {
                 return Some(hit / self.unit);
             }
             // Straddles two units: the next candidate starts on the next one.
             at = hit.next_multiple_of(self.unit);
+        }
+    }
+
+    /// The unit index of the last occurrence that starts at a unit in
+    /// `from..=to` (and ends within `bytes`).
+    pub fn rfind(&self, bytes: &[u8], from: usize, to: usize) -> Option<usize> {
+        let start = from.checked_mul(self.unit)?;
+        let needle = self.needle_bytes();
+        let mut end = to
+            .saturating_mul(self.unit)
+            .saturating_add(needle)
+            .min(bytes.len());
+        loop {
+            let hay = bytes.get(start..end)?;
+            let hit = start
+                + match &self.search {
+                    Search::Never => return None,
+                    Search::Byte(b) => memchr::memrchr(*b, hay)?,
+                    Search::Bytes(f) => f.1.rfind(hay)?,
+                };
+            if hit.is_multiple_of(self.unit) {
+                return Some(hit / self.unit);
+            }
+            // Straddles two units: the next candidate starts before it.
+            end = hit + needle - 1;
         }
     }
 }

@@ -8,6 +8,7 @@ mod lines;
 pub mod markdown;
 pub mod recursive;
 pub mod signals;
+mod span_merge;
 pub mod splittable;
 
 use std::borrow::Borrow;

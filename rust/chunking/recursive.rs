@@ -13,6 +13,9 @@
 //!   allocation.
 //! - With the separator kept (the default), every chunk is a contiguous slice
 //!   of the input, returned as a range, never copied.
+//! - Counting characters in code units, such chunks are found from the piece
+//!   boundaries near their ends ([`super::span_merge`]): the pieces in
+//!   between (most of a chunk's lines) are never looked at.
 //! - The text is a `str` or a Python string's own code units
 //!   ([`Splittable`]): the latter needs no transcoding, and its length in
 //!   characters is its length.
@@ -23,6 +26,7 @@ use std::sync::LazyLock;
 
 use std::borrow::Borrow;
 
+use super::span_merge;
 use super::splittable::{Finder, Splittable};
 use crate::error::{Error, Result};
 
@@ -100,6 +104,9 @@ pub const OPEN_NOTEBOOK_SEPARATORS: [&str; 6] = ["\n\n", "\n", ". ", ", ", " ", 
 struct Separator<'a> {
     text: &'a str,
     finder: Finder,
+    /// Whether two of its occurrences can overlap ("\n\n" in "\n\n\n"):
+    /// then only some of those found searching backwards cut the text.
+    overlaps_itself: bool,
 }
 
 impl<'a> Separator<'a> {
@@ -107,7 +114,62 @@ impl<'a> Separator<'a> {
         Separator {
             text,
             finder: Finder::new::<S>(text),
+            overlaps_itself: overlaps_itself(text),
         }
+    }
+}
+
+/// Whether a proper prefix of `needle` is also a suffix of it (the
+/// longest border, from the Knuth-Morris-Pratt failure function).
+fn overlaps_itself(needle: &str) -> bool {
+    let chars: Vec<char> = needle.chars().collect();
+    let mut border = vec![0; chars.len()];
+    let mut k = 0;
+    for i in 1..chars.len() {
+        while k > 0 && chars[i] != chars[k] {
+            k = border[k - 1];
+        }
+        if chars[i] == chars[k] {
+            k += 1;
+        }
+        border[i] = k;
+    }
+    border.last().is_some_and(|&b| b > 0)
+}
+
+/// The boundaries of a text's pieces cut at a separator that does not
+/// overlap itself: then every occurrence found, in either direction, cuts.
+struct SeparatorBoundaries<'a, S: ?Sized> {
+    text: &'a S,
+    finder: &'a Finder,
+    /// From an occurrence's start to the boundary it makes: 0 when the
+    /// separator starts the next piece, its length when it ends the last.
+    shift: usize,
+}
+
+impl<S: Splittable + ?Sized> span_merge::Boundaries for SeparatorBoundaries<'_, S> {
+    fn end(&self) -> usize {
+        self.text.len()
+    }
+
+    fn first_from(&self, at: usize) -> usize {
+        if at == 0 {
+            return 0;
+        }
+        self.finder
+            .find(self.text, at.saturating_sub(self.shift))
+            .map_or(self.text.len(), |found| found + self.shift)
+    }
+
+    fn last_within(&self, after: usize, upto: usize) -> Option<usize> {
+        if upto >= self.text.len() {
+            return (after < self.text.len()).then_some(self.text.len());
+        }
+        let upto = upto.checked_sub(self.shift)?;
+        let from = (after + 1).saturating_sub(self.shift);
+        self.finder
+            .rfind(self.text, from, upto)
+            .map(|found| found + self.shift)
     }
 }
 
@@ -277,6 +339,22 @@ impl RecursiveSplitter {
         L: LengthFunction<S>,
     {
         let (separator, remaining) = choose_separator(text, separators, absent);
+        if let Some(boundaries) = self.spans_by_boundaries(text, separator, length) {
+            span_merge::merge(
+                &boundaries,
+                self.chunk_size,
+                self.chunk_overlap,
+                |step| match step {
+                    span_merge::Step::Chunk(span) => {
+                        push_span(text, base, span, self.strip_whitespace, out)
+                    }
+                    span_merge::Step::Long(range) => {
+                        self.split_long(text, base, range, remaining, absent, length, out)
+                    }
+                },
+            );
+            return;
+        }
         let merge_separator = match (self.keep_separator, separator) {
             (KeepSeparator::Discard, Some(sep)) => sep.text,
             _ => "",
@@ -289,16 +367,81 @@ impl RecursiveSplitter {
                 continue;
             }
             merger.finish(out);
-            if remaining.is_empty() {
-                // Indivisible: kept as it is, unstripped, like langchain.
-                out.push(Piece::Span(base + range.start..base + range.end));
-            } else {
-                let piece = &text[range.clone()];
-                // Its pieces lack what it lacks.
-                self.split_into(piece, base + range.start, remaining, absent, length, out);
-            }
+            self.split_long(text, base, range, remaining, absent, length, out);
         }
         merger.finish(out);
+    }
+
+    /// The boundaries of the pieces `separator` cuts `text` into, when the
+    /// merge can go by them ([`span_merge`]): the pieces are contiguous (the
+    /// separator kept), a piece's length is its number of units, and every
+    /// occurrence cuts.
+    fn spans_by_boundaries<'a, S, L>(
+        &self,
+        text: &'a S,
+        separator: Option<&'a Separator<'_>>,
+        length: &L,
+    ) -> Option<SeparatorBoundaries<'a, S>>
+    where
+        S: Splittable + ?Sized,
+        L: LengthFunction<S>,
+    {
+        let separator = separator.filter(|s| !s.overlaps_itself)?;
+        let shift = match self.keep_separator {
+            KeepSeparator::Start => 0,
+            KeepSeparator::End => separator.finder.needle_len(),
+            KeepSeparator::Discard => return None,
+        };
+        (S::UNITS_ARE_CHARS && length.is_char_length()).then_some(SeparatorBoundaries {
+            text,
+            finder: &separator.finder,
+            shift,
+        })
+    }
+
+    /// A piece too long to merge: split with the separators left, or kept
+    /// as it is (unstripped, like langchain) when none are.
+    #[allow(clippy::too_many_arguments)]
+    fn split_long<S, L>(
+        &self,
+        text: &S,
+        base: usize,
+        range: Range<usize>,
+        remaining: &[Separator<'_>],
+        absent: Option<&str>,
+        length: &L,
+        out: &mut Vec<Piece<S::Owned>>,
+    ) where
+        S: Splittable + ?Sized,
+        L: LengthFunction<S>,
+    {
+        if remaining.is_empty() {
+            out.push(Piece::Span(base + range.start..base + range.end));
+        } else {
+            // Its pieces lack what it lacks.
+            let piece = &text[range.clone()];
+            self.split_into(piece, base + range.start, remaining, absent, length, out);
+        }
+    }
+}
+
+/// Appends the chunk `text[span]` (stripped when `strip`) as a span of the
+/// text `text` starts at `base` of, unless nothing is left of it.
+fn push_span<S: Splittable + ?Sized, O>(
+    text: &S,
+    base: usize,
+    span: Range<usize>,
+    strip: bool,
+    out: &mut Vec<Piece<O>>,
+) {
+    let kept = if strip {
+        let r = text[span.clone()].strip_range();
+        span.start + r.start..span.start + r.end
+    } else {
+        span
+    };
+    if !kept.is_empty() {
+        out.push(Piece::Span(base + kept.start..base + kept.end));
     }
 }
 
@@ -479,16 +622,7 @@ impl<'a, S: Splittable + ?Sized, L: LengthFunction<S>> Merger<'a, S, L> {
         };
         let contiguous = self.separator.is_empty();
         if contiguous {
-            let span = first.start..last.end;
-            let kept = if self.strip {
-                let r = self.text[span.clone()].strip_range();
-                span.start + r.start..span.start + r.end
-            } else {
-                span
-            };
-            if !kept.is_empty() {
-                out.push(Piece::Span(self.base + kept.start..self.base + kept.end));
-            }
+            push_span(self.text, self.base, first.start..last.end, self.strip, out);
             return;
         }
         let mut joined = S::Owned::default();

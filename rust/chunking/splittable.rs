@@ -27,6 +27,9 @@ pub trait Splittable:
     /// Bytes of memory per offset in [`Splittable::bytes`]: 1 for `str`.
     const UNIT_SIZE: usize;
 
+    /// Whether every offset is a character (code units; not UTF-8).
+    const UNITS_ARE_CHARS: bool;
+
     /// The length in offsets.
     fn len(&self) -> usize;
 
@@ -110,6 +113,7 @@ pub trait Splittable:
 
 impl Splittable for str {
     const UNIT_SIZE: usize = 1;
+    const UNITS_ARE_CHARS: bool = false;
 
     fn len(&self) -> usize {
         str::len(self)
@@ -267,6 +271,7 @@ fn is_printable<T: CodeUnit>(unit: T) -> bool {
 
 impl<T: CodeUnit> Splittable for [T] {
     const UNIT_SIZE: usize = std::mem::size_of::<T>();
+    const UNITS_ARE_CHARS: bool = true;
 
     fn len(&self) -> usize {
         <[T]>::len(self)
@@ -318,6 +323,8 @@ impl<T: CodeUnit> Splittable for [T] {
         text::spaces_from(self, at)
     }
 
+    // Inlined: the searches call it once a window (see `classify_lines`).
+    #[inline(always)]
     fn needle_starts(&self, at: usize, needle: ShortNeedle) -> u64 {
         text::needle_starts(self, at, needle)
     }
@@ -435,6 +442,35 @@ impl Finder {
         // A long gap: the substring searcher scans faster.
         self.finder.find(text.bytes(), at)
     }
+
+    /// The offset of the last occurrence that starts in `from..=to` (and
+    /// ends within the text). Occurrences that overlap are all found (where
+    /// [`Self::find`] from a previous one's end would skip the second).
+    pub fn rfind<S: Splittable + ?Sized>(&self, text: &S, from: usize, to: usize) -> Option<usize> {
+        let Some(short) = self.short else {
+            return self.finder.rfind(text.bytes(), from, to);
+        };
+        // Units past an occurrence's start, which must lie in its window.
+        let past = short.units() - 1;
+        let mut to = to;
+        for _ in 0..SHORT_WINDOWS_PER_UNIT_BYTE * S::UNIT_SIZE {
+            if from > to {
+                return None;
+            }
+            // The window whose first `64 - past` units end at `to`.
+            let start = (to + past).saturating_sub(63).max(from);
+            let reached = u64::MAX >> (63 - (to - start));
+            let starts = text.needle_starts(start, short) & reached;
+            if starts != 0 {
+                return Some(start + 63 - starts.leading_zeros() as usize);
+            }
+            if start == from {
+                return None;
+            }
+            to = start - 1;
+        }
+        self.finder.rfind(text.bytes(), from, to)
+    }
 }
 
 #[cfg(test)]
@@ -545,6 +581,53 @@ mod tests {
             if text.chars().all(|c| (c as u32) < 0x100) {
                 proptest::prop_assert_eq!(found_in::<u8>(&text, needle), expected);
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// The last occurrence in a range is found, in every width, for
+        /// short separators (masks, then the substring searcher past long
+        /// gaps) and others, overlapping occurrences included.
+        #[test]
+        fn rfind_finds_the_last_occurrence_in_range(
+            parts in proptest::collection::vec(
+                proptest::sample::select(&[
+                    "\n", "\n\n", ". ", "a", "word", "\u{a0a}", "é", "☃", "😀", "\u{2e00}",
+                    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+                ][..]),
+                0..120,
+            ),
+            needle in proptest::sample::select(&["\n\n", ". ", "\n", " ", "☃", "a\u{a0a}", "é."][..]),
+            ranges in proptest::collection::vec((0usize..2000, 0usize..2000), 1..20),
+        ) {
+            let text = parts.concat();
+            let points: Vec<u32> = text.chars().map(u32::from).collect();
+            let wanted: Vec<u32> = needle.chars().map(u32::from).collect();
+            let last = |from: usize, to: usize| {
+                (from..=to)
+                    .rev()
+                    .find(|&at| points.get(at..at + wanted.len()) == Some(wanted.as_slice()))
+            };
+            fn check<T: CodeUnit>(
+                points: &[u32],
+                needle: &str,
+                ranges: &[(usize, usize)],
+                last: &dyn Fn(usize, usize) -> Option<usize>,
+            ) -> Result<(), proptest::test_runner::TestCaseError> {
+                let Some(units) = points.iter().map(|&p| T::from_code_point(p)).collect::<Option<Vec<T>>>() else {
+                    return Ok(());
+                };
+                let finder = Finder::new::<[T]>(needle);
+                for &(from, to) in ranges {
+                    let (from, to) = (from.min(units.len()), to.min(units.len()));
+                    let expected = if from <= to { last(from, to) } else { None };
+                    proptest::prop_assert_eq!(finder.rfind(units.as_slice(), from, to), expected, "{}..={}", from, to);
+                }
+                Ok(())
+            }
+            check::<u8>(&points, needle, &ranges, &last)?;
+            check::<u16>(&points, needle, &ranges, &last)?;
+            check::<u32>(&points, needle, &ranges, &last)?;
         }
     }
 
