@@ -17,10 +17,13 @@ pub trait Boundaries {
     /// The text's length: the last boundary.
     fn end(&self) -> usize;
 
-    /// The first boundary at or after `at` (`at <= end()`).
-    fn first_from(&self, at: usize) -> usize;
+    /// The first boundary at or after `at` (`at <= end()`), given a
+    /// boundary `anchor <= at` (where a search for overlapping separators
+    /// knows it is in step).
+    fn first_from(&self, anchor: usize, at: usize) -> usize;
 
-    /// The last boundary in `after + 1..=upto`, if any (`after < end()`).
+    /// The last boundary in `after + 1..=upto`, if any; `after < end()` is
+    /// a boundary.
     fn last_within(&self, after: usize, upto: usize) -> Option<usize>;
 }
 
@@ -64,7 +67,7 @@ pub fn merge<B: Boundaries>(
             }
             None if holding => next,
             _ => {
-                let piece_end = boundaries.first_from(next + 1);
+                let piece_end = boundaries.first_from(next, next + 1);
                 step(Step::Long(next..piece_end));
                 (held, next) = (piece_end, piece_end);
                 continue;
@@ -74,7 +77,7 @@ pub fn merge<B: Boundaries>(
             break;
         }
         // The piece that does not fit (it ends past `limit`).
-        let piece_end = boundaries.first_from(reach + 1);
+        let piece_end = boundaries.first_from(reach, reach + 1);
         step(Step::Chunk(held..reach));
         if piece_end - reach >= chunk_size {
             step(Step::Long(reach..piece_end));
@@ -84,7 +87,7 @@ pub fn merge<B: Boundaries>(
             let from = reach
                 .saturating_sub(chunk_overlap)
                 .max(piece_end - chunk_size);
-            held = boundaries.first_from(from).min(reach);
+            held = boundaries.first_from(held, from).min(reach);
         }
         next = piece_end;
     }
@@ -106,7 +109,7 @@ mod tests {
             *self.0.last().expect("the end is listed")
         }
 
-        fn first_from(&self, at: usize) -> usize {
+        fn first_from(&self, _anchor: usize, at: usize) -> usize {
             self.0[self.0.partition_point(|&b| b < at)]
         }
 
