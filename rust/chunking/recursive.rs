@@ -236,6 +236,12 @@ impl<S: Splittable + ?Sized> span_merge::Boundaries for SeparatorBoundaries<'_, 
         let in_step = run + (found - run) / len * len;
         (in_step > after).then_some(in_step)
     }
+
+    fn prefetch(&self, range: Range<usize>) {
+        let bytes = self.text.bytes();
+        let (start, end) = (range.start * S::UNIT_SIZE, range.end * S::UNIT_SIZE);
+        crate::text::prefetch(&bytes[start.min(bytes.len())..end.min(bytes.len())]);
+    }
 }
 
 /// Open Notebook's separators with their searchers, built once per width

@@ -25,6 +25,9 @@ pub trait Boundaries {
     /// The last boundary in `after + 1..=upto`, if any; `after < end()` is
     /// a boundary.
     fn last_within(&self, after: usize, upto: usize) -> Option<usize>;
+
+    /// Asks for the text of `range` to be brought into the cache.
+    fn prefetch(&self, _range: Range<usize>) {}
 }
 
 /// What the merge makes of the text, in order.
@@ -55,6 +58,10 @@ pub fn merge<B: Boundaries>(
     let mut next = 0;
     while next < end {
         let limit = held.saturating_add(chunk_size);
+        // The next chunk's searches go on about a chunk further: searched
+        // backwards and by jumps, a text not in the cache would wait for
+        // each line in turn, where a forward scan has them streamed.
+        boundaries.prefetch(limit..limit.saturating_add(chunk_size));
         let holding = held < next;
         // The last boundary the chunk can grow to.
         let reach = match boundaries.last_within(next, limit) {
