@@ -692,19 +692,6 @@ impl CodeUnit for u32 {
     }
 }
 
-/// Asks for `bytes` to be brought into the cache, a line at a time.
-#[inline]
-pub fn prefetch(bytes: &[u8]) {
-    #[cfg(target_arch = "x86_64")]
-    for at in (0..bytes.len()).step_by(64) {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        // SAFETY: a prefetch only hints the cache; `at` is within `bytes`.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(bytes.as_ptr().add(at).cast()) }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = bytes;
-}
-
 /// Finds a needle in the memory of a text whose units are `unit` bytes wide
 /// (UTF-8 and Latin-1 1, UCS-2 2, UCS-4 4): `memchr`/`memmem` over the bytes,
 /// keeping only the hits that start on a unit.

@@ -104,7 +104,9 @@ pub const OPEN_NOTEBOOK_SEPARATORS: [&str; 6] = ["\n\n", "\n", ". ", ", ", " ", 
 struct Separator<'a> {
     text: &'a str,
     finder: Finder,
-    overlap: Overlap,
+    /// Whether two of its occurrences can overlap ("\n\n" in "\n\n\n"):
+    /// then only some of those found searching backwards cut the text.
+    overlaps_itself: bool,
 }
 
 impl<'a> Separator<'a> {
@@ -112,37 +114,14 @@ impl<'a> Separator<'a> {
         Separator {
             text,
             finder: Finder::new::<S>(text),
-            overlap: Overlap::of(text),
-        }
-    }
-}
-
-/// Whether two occurrences of a separator can overlap ("\n\n" in
-/// "\n\n\n"): then a left-to-right search, which resumes past each one,
-/// finds only some of them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Overlap {
-    Never,
-    /// One character, repeated: in a run of it, the search finds every
-    /// occurrence a separator's length apart from the run's start.
-    Repeated(u32),
-    Other,
-}
-
-impl Overlap {
-    fn of(needle: &str) -> Self {
-        let mut chars = needle.chars();
-        match (chars.next(), chars.clone().count()) {
-            (Some(c), 1..) if chars.all(|other| other == c) => Overlap::Repeated(c as u32),
-            _ if has_border(needle) => Overlap::Other,
-            _ => Overlap::Never,
+            overlaps_itself: overlaps_itself(text),
         }
     }
 }
 
 /// Whether a proper prefix of `needle` is also a suffix of it (the
 /// longest border, from the Knuth-Morris-Pratt failure function).
-fn has_border(needle: &str) -> bool {
+fn overlaps_itself(needle: &str) -> bool {
     let chars: Vec<char> = needle.chars().collect();
     let mut border = vec![0; chars.len()];
     let mut k = 0;
@@ -158,34 +137,14 @@ fn has_border(needle: &str) -> bool {
     border.last().is_some_and(|&b| b > 0)
 }
 
-/// The boundaries of a text's pieces cut at a separator, found by searching
-/// either way from a boundary: every occurrence cuts, or (a repeated
-/// character, starting the next piece) those in step with a run's start.
+/// The boundaries of a text's pieces cut at a separator that does not
+/// overlap itself: then every occurrence found, in either direction, cuts.
 struct SeparatorBoundaries<'a, S: ?Sized> {
     text: &'a S,
     finder: &'a Finder,
     /// From an occurrence's start to the boundary it makes: 0 when the
     /// separator starts the next piece, its length when it ends the last.
     shift: usize,
-    /// The unit of a separator of one repeated character (then `shift` is 0).
-    repeated: Option<u32>,
-}
-
-impl<S: Splittable + ?Sized> SeparatorBoundaries<'_, S> {
-    /// Where the run of `unit` that holds `at` starts, or `sync` (a boundary
-    /// in the run, so in step with its start) when it starts before.
-    fn run_start(&self, at: usize, sync: usize, unit: u32) -> usize {
-        let mut start = at;
-        while start > sync && self.text.unit(start - 1) == unit {
-            start -= 1;
-        }
-        start
-    }
-
-    /// Whether the text holds `unit` from `from` to `to`.
-    fn holds_run(&self, unit: u32, from: usize, to: usize) -> bool {
-        to <= self.text.len() && (from..to).all(|at| self.text.unit(at) == unit)
-    }
 }
 
 impl<S: Splittable + ?Sized> span_merge::Boundaries for SeparatorBoundaries<'_, S> {
@@ -193,30 +152,13 @@ impl<S: Splittable + ?Sized> span_merge::Boundaries for SeparatorBoundaries<'_, 
         self.text.len()
     }
 
-    fn first_from(&self, anchor: usize, at: usize) -> usize {
+    fn first_from(&self, at: usize) -> usize {
         if at == 0 {
             return 0;
         }
-        let (mut sync, mut from) = (anchor, at.saturating_sub(self.shift));
-        loop {
-            let Some(found) = self.finder.find(self.text, from) else {
-                return self.text.len();
-            };
-            let Some(unit) = self.repeated else {
-                return found + self.shift;
-            };
-            // The search's occurrence in this run is the first at or after
-            // `found` in step with the run's start, if the run goes on to
-            // hold all of it.
-            let len = self.finder.needle_len();
-            let run = self.run_start(found, sync, unit);
-            let in_step = run + (found - run).div_ceil(len) * len;
-            if self.holds_run(unit, found + len, in_step + len) {
-                return in_step;
-            }
-            // The run ends first; the search resumes where it would.
-            (sync, from) = (in_step, in_step);
-        }
+        self.finder
+            .find(self.text, at.saturating_sub(self.shift))
+            .map_or(self.text.len(), |found| found + self.shift)
     }
 
     fn last_within(&self, after: usize, upto: usize) -> Option<usize> {
@@ -225,22 +167,9 @@ impl<S: Splittable + ?Sized> span_merge::Boundaries for SeparatorBoundaries<'_, 
         }
         let upto = upto.checked_sub(self.shift)?;
         let from = (after + 1).saturating_sub(self.shift);
-        let found = self.finder.rfind(self.text, from, upto)?;
-        let Some(unit) = self.repeated else {
-            return Some(found + self.shift);
-        };
-        // The last occurrence at or before `found` in step with its run's
-        // start (later runs hold none).
-        let len = self.finder.needle_len();
-        let run = self.run_start(found, after, unit);
-        let in_step = run + (found - run) / len * len;
-        (in_step > after).then_some(in_step)
-    }
-
-    fn prefetch(&self, range: Range<usize>) {
-        let bytes = self.text.bytes();
-        let (start, end) = (range.start * S::UNIT_SIZE, range.end * S::UNIT_SIZE);
-        crate::text::prefetch(&bytes[start.min(bytes.len())..end.min(bytes.len())]);
+        self.finder
+            .rfind(self.text, from, upto)
+            .map(|found| found + self.shift)
     }
 }
 
@@ -445,8 +374,8 @@ impl RecursiveSplitter {
 
     /// The boundaries of the pieces `separator` cuts `text` into, when the
     /// merge can go by them ([`span_merge`]): the pieces are contiguous (the
-    /// separator kept), a piece's length is its number of units, and the
-    /// occurrences that cut can be told from a search either way.
+    /// separator kept), a piece's length is its number of units, and every
+    /// occurrence cuts.
     fn spans_by_boundaries<'a, S, L>(
         &self,
         text: &'a S,
@@ -457,18 +386,16 @@ impl RecursiveSplitter {
         S: Splittable + ?Sized,
         L: LengthFunction<S>,
     {
-        let separator = separator?;
-        let (shift, repeated) = match (self.keep_separator, separator.overlap) {
-            (KeepSeparator::Start, Overlap::Never) => (0, None),
-            (KeepSeparator::Start, Overlap::Repeated(unit)) => (0, Some(unit)),
-            (KeepSeparator::End, Overlap::Never) => (separator.finder.needle_len(), None),
-            _ => return None,
+        let separator = separator.filter(|s| !s.overlaps_itself)?;
+        let shift = match self.keep_separator {
+            KeepSeparator::Start => 0,
+            KeepSeparator::End => separator.finder.needle_len(),
+            KeepSeparator::Discard => return None,
         };
         (S::UNITS_ARE_CHARS && length.is_char_length()).then_some(SeparatorBoundaries {
             text,
             finder: &separator.finder,
             shift,
-            repeated,
         })
     }
 
@@ -872,53 +799,6 @@ mod tests {
             let latin1: Vec<u8> = latin.chars().map(|c| c as u8).collect();
             proptest::prop_assert_eq!(chunk_strings(latin1.as_slice(), splitter.split(latin1.as_slice(), &CharLength)), expected(&latin));
         }
-    }
-
-    proptest::proptest! {
-        /// The boundaries found either way from a boundary are where the
-        /// pieces cut one by one start, for separators whose occurrences
-        /// overlap (runs of the repeated character) too.
-        #[test]
-        fn boundaries_are_where_pieces_start(
-            parts in proptest::collection::vec(
-                proptest::sample::select(&["\n", "\n\n", "\n\n\n", "a", " ", "   ", "b\n", "é"][..]),
-                0..40,
-            ),
-            needle in proptest::sample::select(&["\n\n", "\n", "   ", " ", "\n\n\n", "\né"][..]),
-        ) {
-            use span_merge::Boundaries;
-            let units: Vec<u16> = parts.concat().encode_utf16().collect();
-            let text = units.as_slice();
-            let separator = Separator::new::<[u16]>(needle);
-            let mut starts = vec![0];
-            starts.extend(pieces(text, Some(&separator), KeepSeparator::Start).map(|r| r.end));
-            starts.dedup();
-            let repeated = match separator.overlap {
-                Overlap::Repeated(unit) => Some(unit),
-                Overlap::Never => None,
-                Overlap::Other => unreachable!("no such needle here"),
-            };
-            let boundaries = SeparatorBoundaries { text, finder: &separator.finder, shift: 0, repeated };
-            for &anchor in &starts {
-                for at in anchor..=text.len() {
-                    let first = starts.iter().copied().find(|&b| b >= at);
-                    proptest::prop_assert_eq!(Some(boundaries.first_from(anchor, at)), first);
-                    if anchor < text.len() {
-                        let last = starts.iter().copied().rfind(|&b| b > anchor && b <= at);
-                        proptest::prop_assert_eq!(boundaries.last_within(anchor, at), last);
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn separators_that_overlap_themselves() {
-        assert_eq!(Overlap::of("\n\n"), Overlap::Repeated(0x0A));
-        assert_eq!(Overlap::of("abab"), Overlap::Other);
-        assert_eq!(Overlap::of("aab"), Overlap::Never);
-        assert_eq!(Overlap::of(". "), Overlap::Never);
-        assert_eq!(Overlap::of("\n"), Overlap::Never);
     }
 
     #[test]

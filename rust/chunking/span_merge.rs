@@ -17,17 +17,11 @@ pub trait Boundaries {
     /// The text's length: the last boundary.
     fn end(&self) -> usize;
 
-    /// The first boundary at or after `at` (`at <= end()`), given a
-    /// boundary `anchor <= at` (where a search for overlapping separators
-    /// knows it is in step).
-    fn first_from(&self, anchor: usize, at: usize) -> usize;
+    /// The first boundary at or after `at` (`at <= end()`).
+    fn first_from(&self, at: usize) -> usize;
 
-    /// The last boundary in `after + 1..=upto`, if any; `after < end()` is
-    /// a boundary.
+    /// The last boundary in `after + 1..=upto`, if any (`after < end()`).
     fn last_within(&self, after: usize, upto: usize) -> Option<usize>;
-
-    /// Asks for the text of `range` to be brought into the cache.
-    fn prefetch(&self, _range: Range<usize>) {}
 }
 
 /// What the merge makes of the text, in order.
@@ -58,10 +52,6 @@ pub fn merge<B: Boundaries>(
     let mut next = 0;
     while next < end {
         let limit = held.saturating_add(chunk_size);
-        // The next chunk's searches go on about a chunk further: searched
-        // backwards and by jumps, a text not in the cache would wait for
-        // each line in turn, where a forward scan has them streamed.
-        boundaries.prefetch(limit..limit.saturating_add(chunk_size));
         let holding = held < next;
         // The last boundary the chunk can grow to.
         let reach = match boundaries.last_within(next, limit) {
@@ -74,7 +64,7 @@ pub fn merge<B: Boundaries>(
             }
             None if holding => next,
             _ => {
-                let piece_end = boundaries.first_from(next, next + 1);
+                let piece_end = boundaries.first_from(next + 1);
                 step(Step::Long(next..piece_end));
                 (held, next) = (piece_end, piece_end);
                 continue;
@@ -84,7 +74,7 @@ pub fn merge<B: Boundaries>(
             break;
         }
         // The piece that does not fit (it ends past `limit`).
-        let piece_end = boundaries.first_from(reach, reach + 1);
+        let piece_end = boundaries.first_from(reach + 1);
         step(Step::Chunk(held..reach));
         if piece_end - reach >= chunk_size {
             step(Step::Long(reach..piece_end));
@@ -94,7 +84,7 @@ pub fn merge<B: Boundaries>(
             let from = reach
                 .saturating_sub(chunk_overlap)
                 .max(piece_end - chunk_size);
-            held = boundaries.first_from(held, from).min(reach);
+            held = boundaries.first_from(from).min(reach);
         }
         next = piece_end;
     }
@@ -116,7 +106,7 @@ mod tests {
             *self.0.last().expect("the end is listed")
         }
 
-        fn first_from(&self, _anchor: usize, at: usize) -> usize {
+        fn first_from(&self, at: usize) -> usize {
             self.0[self.0.partition_point(|&b| b < at)]
         }
 
