@@ -3,11 +3,14 @@
 //! piece by piece.
 //!
 //! When the pieces are contiguous (the separator kept with a piece) and a
-//! piece's length is its number of units, a chunk held from `start` grows
-//! to the last boundary within `chunk_size` of it, and the overlap the next
-//! chunk keeps starts at the first boundary far enough on: two searches
-//! around each chunk's ends, which skip the lines (say) in between. The
+//! piece's length is its number of units, a chunk grows from its start to
+//! the last boundary within `chunk_size` of it, and the overlap the next
+//! chunk keeps starts at the first boundary far enough on: a few searches
+//! around each chunk's end, which skip the lines (say) in between. The
 //! merge of [`super::recursive`] makes the same chunks one piece at a time.
+//!
+//! Each search covers text no earlier one did (the overlap's aside, at
+//! most `chunk_overlap` units a chunk): linear time.
 
 use std::ops::Range;
 
