@@ -338,6 +338,12 @@ impl RecursiveSplitter {
         S: Splittable + ?Sized,
         L: LengthFunction<S>,
     {
+        if separators.is_empty() {
+            // A piece too long, and no separator left: kept as it is,
+            // unstripped, like langchain.
+            out.push(Piece::Span(base..base + text.len()));
+            return;
+        }
         let (separator, remaining) = choose_separator(text, separators, absent);
         if let Some(boundaries) = self.spans_by_boundaries(text, separator, length) {
             span_merge::merge(
@@ -348,9 +354,15 @@ impl RecursiveSplitter {
                     span_merge::Step::Chunk(span) => {
                         push_span(text, base, span, self.strip_whitespace, out)
                     }
-                    span_merge::Step::Long(range) => {
-                        self.split_long(text, base, range, remaining, absent, length, out)
-                    }
+                    // Its pieces lack what it lacks.
+                    span_merge::Step::Long(range) => self.split_into(
+                        &text[range.clone()],
+                        base + range.start,
+                        remaining,
+                        absent,
+                        length,
+                        out,
+                    ),
                 },
             );
             return;
@@ -367,7 +379,8 @@ impl RecursiveSplitter {
                 continue;
             }
             merger.finish(out);
-            self.split_long(text, base, range, remaining, absent, length, out);
+            let piece = &text[range.clone()];
+            self.split_into(piece, base + range.start, remaining, absent, length, out);
         }
         merger.finish(out);
     }
@@ -402,31 +415,6 @@ impl RecursiveSplitter {
             finder: &separator.finder,
             shift,
         })
-    }
-
-    /// A piece too long to merge: split with the separators left, or kept
-    /// as it is (unstripped, like langchain) when none are.
-    #[allow(clippy::too_many_arguments)]
-    fn split_long<S, L>(
-        &self,
-        text: &S,
-        base: usize,
-        range: Range<usize>,
-        remaining: &[Separator<'_>],
-        absent: Option<&str>,
-        length: &L,
-        out: &mut Vec<Piece<S::Owned>>,
-    ) where
-        S: Splittable + ?Sized,
-        L: LengthFunction<S>,
-    {
-        if remaining.is_empty() {
-            out.push(Piece::Span(base + range.start..base + range.end));
-        } else {
-            // Its pieces lack what it lacks.
-            let piece = &text[range.clone()];
-            self.split_into(piece, base + range.start, remaining, absent, length, out);
-        }
     }
 }
 
