@@ -15,6 +15,7 @@
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::ops::{BitOr, Range};
+use std::sync::OnceLock;
 
 use memchr::memmem;
 
@@ -707,7 +708,15 @@ enum Search {
     Never,
     /// One byte: `memchr`, cheaper per match than a substring searcher.
     Byte(u8),
-    Bytes(Box<(memmem::Finder<'static>, memmem::FinderRev<'static>)>),
+    Bytes(Box<BytesSearch>),
+}
+
+/// A substring searcher, and its reverse, built at the first backward
+/// search (most finders never search backwards).
+#[derive(Clone, Debug)]
+struct BytesSearch {
+    forward: memmem::Finder<'static>,
+    reverse: OnceLock<memmem::FinderRev<'static>>,
 }
 
 /// How common a byte is in the code units of text, as `memmem` ranks the
@@ -742,8 +751,10 @@ impl UnitFinder {
                 } else {
                     memmem::FinderBuilder::new().build_forward_with_ranker(UnitByteRank, bytes)
                 };
-                let reverse = memmem::FinderRev::new(bytes);
-                Search::Bytes(Box::new((forward.into_owned(), reverse.into_owned())))
+                Search::Bytes(Box::new(BytesSearch {
+                    forward: forward.into_owned(),
+                    reverse: OnceLock::new(),
+                }))
             }
         };
         Self { search, unit }
@@ -754,7 +765,7 @@ impl UnitFinder {
         match &self.search {
             Search::Never => 0,
             Search::Byte(_) => 1,
-            Search::Bytes(finders) => finders.0.needle().len(),
+            Search::Bytes(search) => search.forward.needle().len(),
         }
     }
 
@@ -767,7 +778,7 @@ impl UnitFinder {
                 + match &self.search {
                     Search::Never => return None,
                     Search::Byte(b) => memchr::memchr(*b, rest)?,
-                    Search::Bytes(f) => f.0.find(rest)?,
+                    Search::Bytes(search) => search.forward.find(rest)?,
                 };
             if hit.is_multiple_of(self.unit) {
                 return Some(hit / self.unit);
@@ -792,7 +803,12 @@ impl UnitFinder {
                 + match &self.search {
                     Search::Never => return None,
                     Search::Byte(b) => memchr::memrchr(*b, hay)?,
-                    Search::Bytes(f) => f.1.rfind(hay)?,
+                    Search::Bytes(search) => search
+                        .reverse
+                        .get_or_init(|| {
+                            memmem::FinderRev::new(search.forward.needle()).into_owned()
+                        })
+                        .rfind(hay)?,
                 };
             if hit.is_multiple_of(self.unit) {
                 return Some(hit / self.unit);
