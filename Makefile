@@ -57,6 +57,7 @@ bench: build ## Benchmarks against the references, same run (results in bench-re
 	$(PY) benches/bench_chunking.py
 	$(PY) benches/bench_tokens.py
 	$(PY) benches/bench_string_floor.py
+	$(PY) benches/bench_machine_state.py
 	$(PY) benches/bench_text_utils.py
 	$(PY) benches/bench_context.py
 	$(PY) benches/bench_pipeline.py --full-text-mb 0.25 --out $(BENCH_OUT)
