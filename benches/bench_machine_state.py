@@ -1,7 +1,6 @@
 """How much of ``chunk_text``'s time depends on the branch predictors'
-training rather than on the text: one cause of the spread of the Markdown
-throughput between benchmark runs, and a bound on what less branchy code
-could gain.
+training rather than on the text: a bound on what less branchy code could
+gain.
 
 Each document is chunked twice in a row, the second time as a copy of it
 (same characters, other memory). The second call finds the predictors trained
@@ -56,7 +55,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--corpus", type=Path)
-    parser.add_argument("--kind", default="markdown", choices=("markdown", "plain", "html"))
+    parser.add_argument("--kind", default="markdown", choices=corpus.KINDS)
     parser.add_argument("--passes", type=int, default=30)
     args = parser.parse_args()
     logger.remove()
