@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 import threading
@@ -125,6 +126,32 @@ def test_chunk_texts_equals_chunk_text_per_document() -> None:
     expected = [chunk_text(t, c, p) for t, c, p in zip(texts, types, paths, strict=True)]
     assert chunk_texts(texts, types, paths) == expected
     assert chunk_texts(texts) == [chunk_text(t) for t in texts]
+
+
+BATCH_CHECK = """
+from fastnotebook.chunking import chunk_text, chunk_texts
+from fastnotebook.token_utils import token_count, token_counts
+texts = [f"# T{i}\\n" + "words and more words. " * (50 * (i % 7) + 1) for i in range(200)]
+texts += ["plain " * 3000, "<h1>x</h1><p>" + "y " * 2000 + "</p>"]
+assert chunk_texts(texts) == [chunk_text(t) for t in texts]
+assert token_counts(texts) == [token_count(t) for t in texts]
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("threads", ["1", "3"])
+def test_batches_agree_with_loops_whatever_the_pool_size(threads: str) -> None:
+    # One thread: the caller works alone. Three: the caller and two helpers,
+    # more than this machine's cores.
+    out = subprocess.run(
+        [sys.executable, "-c", BATCH_CHECK],
+        env={**os.environ, "RAYON_NUM_THREADS": threads},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (out.returncode, out.stdout.strip()) == (0, "ok"), out.stderr
 
 
 def test_standalone_splitters_are_exposed() -> None:

@@ -423,8 +423,12 @@ def chunk_texts(
     *,
     unit: Unit | None = None,
 ) -> list[list[str]]:
-    """``chunk_text`` for many texts at once, spread over all cores with the
-    GIL released; the result equals ``[chunk_text(t, ...) for t in texts]``."""
+    """``chunk_text`` for many texts at once; the result equals
+    ``[chunk_text(t, ...) for t in texts]``.
+
+    The calling thread and one pool thread for each other core
+    (``RAYON_NUM_THREADS`` sets the total) chunk with the GIL released; the
+    calling thread alone takes it, briefly, to build the result strings."""
     texts = [t if t else "" for t in texts]
     for t in texts:
         _text_arg(t, "texts[i]")

@@ -1,148 +1,374 @@
 //! How the batch functions spread texts over the cores.
+//!
+//! The calling thread works on the items itself, beside one helper on the
+//! pool for each other core, and it alone finishes the results (makes their
+//! Python objects). Both choices come from what was measured on a 2-core
+//! machine when every pool thread worked and the caller slept:
+//! - The caller woke two pool threads and went to sleep. The kernel at times
+//!   put both on one core, and left them there for milliseconds while the
+//!   other core idled. A caller that keeps working has one core, and the one
+//!   helper it wakes is placed on the idle one.
+//! - Each pool thread took the GIL for its own results. One that had to wait
+//!   for it slept, and the other took and released it again several times
+//!   before the sleeper woke: a wait of 1-3 ms, where the hold was a few µs.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
-/// `each` of every item (with its index in `items`), in input order, on
-/// every thread of the pool. The items are handed out one at a time,
-/// longest first: the last ones are the shortest, so no thread is left with
-/// a long one while the others are idle (rayon's halving of an index range
-/// did leave that: 2-core speed-ups of 1.5x-1.7x). Each thread runs its
-/// share inside `around`, which sets the thread up once (and must call the
-/// function it is given).
+/// `each` of every item (with its index in `items`), in input order. The
+/// items are handed out one at a time, longest first: the last ones are the
+/// shortest, so no thread is left with a long one while the others are idle.
 pub fn longest_first<T, R>(
     items: Vec<T>,
     len: impl Fn(&T) -> usize,
-    around: impl Fn(&mut (dyn FnMut() + Send)) + Sync,
     each: impl Fn(usize, T) -> R + Sync,
 ) -> Vec<R>
 where
     T: Send,
     R: Send,
 {
-    longest_first_in_groups(items, len, 0, around, each, |made| made)
+    longest_first_in_groups(items, len, 0, each, |made| made)
 }
 
 /// [`longest_first`], with the items handed out in groups: a thread takes
-/// items until their lengths add up to `group_len` (one at least), runs
-/// `each` on every one, then `finish` on the group's results, which returns
-/// one result for each, in order. What `finish` does once per group (take
-/// the GIL, say) is then done less often for short items.
+/// items until their lengths add up to `group_len` (one at least) and runs
+/// `each` on every one. `finish` then turns a group's results into one
+/// result each, in order, always on the calling thread: what it does once a
+/// group (take the GIL, say) is then done less often for short items, and
+/// never by two threads at once.
 pub fn longest_first_in_groups<T, P, R>(
     items: Vec<T>,
     len: impl Fn(&T) -> usize,
     group_len: usize,
-    around: impl Fn(&mut (dyn FnMut() + Send)) + Sync,
     each: impl Fn(usize, T) -> P + Sync,
-    finish: impl Fn(Vec<P>) -> Vec<R> + Sync,
+    mut finish: impl FnMut(Vec<P>) -> Vec<R>,
 ) -> Vec<R>
 where
     T: Send,
-    R: Send,
+    P: Send,
 {
-    let mut numbered: Vec<(usize, usize, T)> = items
-        .into_iter()
-        .enumerate()
-        .map(|(i, item)| (i, len(&item), item))
-        .collect();
-    numbered.sort_by_key(|&(_, len, _)| std::cmp::Reverse(len));
-    let queue = Mutex::new(numbered.into_iter());
-    // A panic never happens while the lock is held (it is taken to take a
-    // group alone), so a poisoned queue is still whole.
-    let next_group = || {
-        let mut queue = queue.lock().unwrap_or_else(PoisonError::into_inner);
+    let count = items.len();
+    let queue = Queue::longest_first(items, len, group_len);
+    let handoff = Handoff::default();
+    let prepare = |group: Vec<(usize, T)>| -> Vec<(usize, P)> {
+        group
+            .into_iter()
+            .map(|(i, item)| (i, each(i, item)))
+            .collect()
+    };
+    let mut made: Vec<(usize, R)> = Vec::with_capacity(count);
+    // Returns how many it finished.
+    let mut finish_group = |prepared: Vec<(usize, P)>| {
+        if prepared.is_empty() {
+            return 0;
+        }
+        let (indices, prepared): (Vec<usize>, Vec<P>) = prepared.into_iter().unzip();
+        let before = made.len();
+        made.extend(indices.into_iter().zip(finish(prepared)));
+        made.len() - before
+    };
+    let helpers = rayon::current_num_threads().saturating_sub(1);
+    rayon::in_place_scope(|scope| {
+        for _ in 0..helpers {
+            scope.spawn(|_| {
+                let _working = handoff.helper_started();
+                while let Some(group) = queue.next_group() {
+                    handoff.give(prepare(group));
+                }
+            });
+        }
+        let mut finished = 0;
+        while let Some(group) = queue.next_group() {
+            // The helpers' results first: they have waited longest.
+            finished += finish_group(handoff.take());
+            finished += finish_group(prepare(group));
+        }
+        // The queue is empty: what is missing is in a helper's hands.
+        while finished < count {
+            match handoff.wait() {
+                Some(prepared) => finished += finish_group(prepared),
+                // No helper is working, so one panicked with its group; the
+                // scope raises that panic once this closure returns.
+                None => break,
+            }
+        }
+    });
+    // Every index was handed out once: sorted, they are the input order.
+    made.sort_unstable_by_key(|(i, _)| *i);
+    made.into_iter().map(|(_, result)| result).collect()
+}
+
+/// Items not yet handed out, longest first.
+struct Queue<T> {
+    items: Mutex<std::vec::IntoIter<(usize, usize, T)>>,
+    group_len: usize,
+}
+
+impl<T> Queue<T> {
+    fn longest_first(items: Vec<T>, len: impl Fn(&T) -> usize, group_len: usize) -> Self {
+        let mut numbered: Vec<(usize, usize, T)> = items
+            .into_iter()
+            .enumerate()
+            .map(|(i, item)| (i, len(&item), item))
+            .collect();
+        numbered.sort_by_key(|&(_, len, _)| std::cmp::Reverse(len));
+        Queue {
+            items: Mutex::new(numbered.into_iter()),
+            group_len: group_len.max(1),
+        }
+    }
+
+    /// The next items, with their indices, up to `group_len` in length (one
+    /// at least); None once all were handed out.
+    fn next_group(&self) -> Option<Vec<(usize, T)>> {
+        let mut items = lock(&self.items);
         let mut group = Vec::new();
         let mut total = 0;
-        while total < group_len.max(1)
-            && let Some((i, len, item)) = queue.next()
+        while total < self.group_len
+            && let Some((i, len, item)) = items.next()
         {
             total += len.max(1);
             group.push((i, item));
         }
-        group
-    };
-    let made = rayon::broadcast(|_| {
-        let mut made = Vec::new();
-        around(&mut || {
-            loop {
-                let group = next_group();
-                if group.is_empty() {
-                    break;
-                }
-                let indices: Vec<usize> = group.iter().map(|&(i, _)| i).collect();
-                let prepared = group.into_iter().map(|(i, item)| each(i, item)).collect();
-                made.extend(indices.into_iter().zip(finish(prepared)));
+        (!group.is_empty()).then_some(group)
+    }
+}
+
+/// Results the helpers prepared, on their way to the calling thread.
+struct Handoff<P> {
+    state: Mutex<HandoffState<P>>,
+    given: Condvar,
+}
+
+struct HandoffState<P> {
+    prepared: Vec<(usize, P)>,
+    /// Helpers that started and have not stopped.
+    working: usize,
+    /// Whether the caller sleeps on `given` (else giving need not wake it).
+    caller_waiting: bool,
+}
+
+impl<P> Default for Handoff<P> {
+    fn default() -> Self {
+        Handoff {
+            state: Mutex::new(HandoffState {
+                prepared: Vec::new(),
+                working: 0,
+                caller_waiting: false,
+            }),
+            given: Condvar::new(),
+        }
+    }
+}
+
+/// How long the caller polls for the helpers' last results before it
+/// sleeps: they are usually a short group away, and waking a sleeping thread
+/// can take longer than that on a virtual machine.
+const POLL_BEFORE_SLEEP: Duration = Duration::from_micros(200);
+
+impl<P> Handoff<P> {
+    /// Counts a helper as working until the returned guard drops, which it
+    /// also does when the helper panics.
+    fn helper_started(&self) -> Working<'_, P> {
+        lock(&self.state).working += 1;
+        Working(self)
+    }
+
+    fn give(&self, prepared: Vec<(usize, P)>) {
+        let mut state = lock(&self.state);
+        state.prepared.extend(prepared);
+        if state.caller_waiting {
+            self.given.notify_one();
+        }
+    }
+
+    /// What was given so far (possibly nothing), without waiting.
+    fn take(&self) -> Vec<(usize, P)> {
+        std::mem::take(&mut lock(&self.state).prepared)
+    }
+
+    /// What was given, once there is some; None when nothing is and no
+    /// helper is working.
+    fn wait(&self) -> Option<Vec<(usize, P)>> {
+        let polling = Instant::now();
+        let mut state = lock(&self.state);
+        loop {
+            if !state.prepared.is_empty() {
+                return Some(std::mem::take(&mut state.prepared));
             }
-        });
-        made
-    });
-    // Every index was handed out once: sorted, they are the input order.
-    let mut made: Vec<(usize, R)> = made.into_iter().flatten().collect();
-    made.sort_unstable_by_key(|(i, _)| *i);
-    made.into_iter().map(|(_, result)| result).collect()
+            if state.working == 0 {
+                return None;
+            }
+            if polling.elapsed() < POLL_BEFORE_SLEEP {
+                drop(state);
+                std::thread::yield_now();
+                state = lock(&self.state);
+            } else {
+                state.caller_waiting = true;
+                state = self
+                    .given
+                    .wait(state)
+                    .unwrap_or_else(PoisonError::into_inner);
+                state.caller_waiting = false;
+            }
+        }
+    }
+}
+
+/// A working helper (see [`Handoff::helper_started`]).
+struct Working<'a, P>(&'a Handoff<P>);
+
+impl<P> Drop for Working<'_, P> {
+    fn drop(&mut self) {
+        let mut state = lock(&self.0.state);
+        state.working -= 1;
+        if state.caller_waiting {
+            self.0.given.notify_one();
+        }
+    }
+}
+
+/// No code panics while holding these locks (they guard moves and counts
+/// only), so a poisoned one is still consistent.
+fn lock<S>(mutex: &Mutex<S>) -> MutexGuard<'_, S> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::collections::HashSet;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::thread::ThreadId;
+
+    /// Runs `job` as the caller on a pool of `threads`: the bindings' caller
+    /// is outside any pool, but the global pool's size is the machine's.
+    fn on_pool<R: Send>(threads: usize, job: impl FnOnce(ThreadId) -> R + Send) -> R {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool")
+            .install(|| job(std::thread::current().id()))
+    }
+
+    /// Blocks until `flag` is set (a helper got work), for at most 10 s.
+    fn until(flag: &AtomicBool) {
+        let start = Instant::now();
+        while !flag.load(Ordering::Acquire) && start.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_micros(100));
+        }
+    }
 
     #[test]
     fn every_item_once_in_input_order() {
         let items: Vec<String> = (0..500).map(|i| "x".repeat(i % 37)).collect();
-        let setups = AtomicUsize::new(0);
-        let around = |run: &mut (dyn FnMut() + Send)| {
-            setups.fetch_add(1, Ordering::Relaxed);
-            run();
-        };
-        let results = longest_first(items.clone(), String::len, around, |i, item| (i, item));
-        let expected: Vec<(usize, String)> = items.into_iter().enumerate().collect();
-        assert_eq!(results, expected);
-        assert_eq!(setups.into_inner(), rayon::current_num_threads());
+        for threads in [1, 2, 3] {
+            let results = on_pool(threads, |_| {
+                longest_first(items.clone(), String::len, |i, item| (i, item))
+            });
+            let expected: Vec<(usize, String)> = items.iter().cloned().enumerate().collect();
+            assert_eq!(results, expected);
+        }
+    }
+
+    #[test]
+    fn no_items() {
+        let results = longest_first(Vec::<u8>::new(), |_| 1, |_, item| item);
+        assert!(results.is_empty());
     }
 
     #[test]
     fn groups_reach_their_length_and_keep_input_order() {
         let items: Vec<usize> = (0..300).map(|i| (i * 7) % 50).collect();
-        let groups = Mutex::new(Vec::new());
-        let results = longest_first_in_groups(
-            items.clone(),
-            |&n| n,
-            100,
-            |run| run(),
-            |i, item| (i, item),
-            |made: Vec<(usize, usize)>| {
-                groups
-                    .lock()
-                    .expect("not poisoned")
-                    .push(made.iter().map(|&(_, n)| n.max(1)).sum::<usize>());
-                made
-            },
-        );
+        let mut groups = Vec::new();
+        let results = on_pool(2, |_| {
+            longest_first_in_groups(
+                items.clone(),
+                |&n| n,
+                100,
+                |i, item| (i, item),
+                |made: Vec<(usize, usize)>| {
+                    groups.push(made.iter().map(|&(_, n)| n.max(1)).sum::<usize>());
+                    made
+                },
+            )
+        });
         let expected: Vec<(usize, usize)> = items.into_iter().enumerate().collect();
         assert_eq!(results, expected);
-        let groups = groups.into_inner().expect("not poisoned");
-        // Only the group that emptied the queue may fall short.
+        // Every group reaches 100 but the one that emptied the queue (the
+        // caller may finish several of a helper's groups at once).
         let short = groups.iter().filter(|&&total| total < 100).count();
         assert!(short <= 1, "{groups:?}");
     }
 
     #[test]
-    fn longest_items_are_handed_out_first() {
+    fn helpers_prepare_and_the_caller_alone_finishes() {
+        let helped = AtomicBool::new(false);
+        let prepared_on = Mutex::new(HashSet::new());
+        let finished_on = Mutex::new(HashSet::new());
+        let (caller, results) = on_pool(3, |caller| {
+            let each = |_, item: u32| {
+                let me = std::thread::current().id();
+                lock(&prepared_on).insert(me);
+                if me == caller {
+                    until(&helped);
+                } else {
+                    helped.store(true, Ordering::Release);
+                }
+                item
+            };
+            let finish = |made| {
+                lock(&finished_on).insert(std::thread::current().id());
+                made
+            };
+            (
+                caller,
+                longest_first_in_groups((0..64).collect(), |_| 1, 1, each, finish),
+            )
+        });
+        assert_eq!(results, (0..64).collect::<Vec<u32>>());
+        assert!(lock(&prepared_on).len() >= 2, "no helper prepared anything");
+        assert_eq!(*lock(&finished_on), HashSet::from([caller]));
+    }
+
+    #[test]
+    fn a_pool_of_one_thread_leaves_the_work_to_the_caller() {
         let order = Mutex::new(Vec::new());
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .expect("pool")
-            .install(|| {
+        let caller = on_pool(1, |caller| {
+            longest_first(
+                vec![3, 9, 1, 7],
+                |&n| n,
+                |_, item| {
+                    lock(&order).push((item, std::thread::current().id()));
+                },
+            );
+            caller
+        });
+        let order = order.into_inner().expect("not poisoned");
+        assert_eq!(order, [9, 7, 3, 1].map(|n| (n, caller)));
+    }
+
+    #[test]
+    fn a_helper_panic_is_raised_not_waited_for() {
+        let helped = AtomicBool::new(false);
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            on_pool(2, |caller| {
                 longest_first(
-                    vec![3, 9, 1, 7],
-                    |&n| n,
-                    |run| run(),
+                    (0..100).collect::<Vec<u32>>(),
+                    |_| 1,
                     |_, item| {
-                        order.lock().expect("not poisoned").push(item);
+                        if std::thread::current().id() != caller {
+                            helped.store(true, Ordering::Release);
+                            panic!("helper fails on item {item}");
+                        }
+                        until(&helped);
+                        item
                     },
                 )
-            });
-        assert_eq!(order.into_inner().expect("not poisoned"), [9, 7, 3, 1]);
+            })
+        }));
+        let panic = outcome.expect_err("the helper's panic");
+        let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(message.starts_with("helper fails"), "{message}");
     }
 }

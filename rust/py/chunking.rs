@@ -394,8 +394,8 @@ fn chunk_text<'py>(
     Ok((list, content_type.map(ContentType::as_str), input_length))
 }
 
-/// Code units of the texts a batch thread chunks before taking the GIL once
-/// to make their strings.
+/// Code units of the texts a batch thread chunks before their strings are
+/// made, with the GIL taken once.
 const GIL_GROUP: usize = 1 << 16;
 
 /// The lists of a group of chunked texts: their strings allocated with the
@@ -489,20 +489,14 @@ fn chunk_texts<'py>(
             .and_then(|p| p[i].as_ref())
             .map(PyText::as_str)
     };
-    // Each group of texts' lists is made on the pool thread that chunked
-    // them, right after: their chunks' text is still in that core's cache.
-    // Allocating Python strings needs the GIL, so the threads take turns at
-    // it while the others chunk; strings of code units are written after
-    // releasing it. Texts are taken in groups of about `GIL_GROUP` units, so
-    // that short texts do not each take the GIL twice: a contended handover
-    // wakes a sleeping thread. Texts are transcoded on the pool too.
+    // The calling thread makes every group's lists (with the GIL, which it
+    // alone of the batch's threads takes) between chunking groups of its own;
+    // the pool's helpers only chunk. Texts are taken in groups of about
+    // `GIL_GROUP` units, so that short texts do not each take the GIL twice.
+    // Texts are transcoded where they are chunked.
     let lists = py.detach(|| {
-        // Attached once per thread, detached while chunking: attaching again
-        // is then cheap, where attaching afresh for every group would create
-        // and destroy a Python thread state each time.
-        let around = |run: &mut (dyn FnMut() + Send)| Python::attach(|py| py.detach(run));
         let each = |i: usize, text| chunk_one(text, types[i], path_of(i), sizes, unit);
-        batch::longest_first_in_groups(texts, UnreadText::len, GIL_GROUP, around, each, lists_of)
+        batch::longest_first_in_groups(texts, UnreadText::len, GIL_GROUP, each, lists_of)
     });
     // The first error in input order, as the loop of `chunk_text` would raise.
     let lists = lists.into_iter().collect::<PyResult<Vec<Py<PyList>>>>()?;

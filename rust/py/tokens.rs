@@ -54,7 +54,7 @@ fn token_counts(py: Python<'_>, texts: Vec<UnreadText>, encoding: &str) -> PyRes
             let text = text.read(Surrogates::Map)?;
             Ok(tokenizer.count(&text.for_tiktoken()))
         };
-        batch::longest_first(texts, UnreadText::len, |run| run(), count)
+        batch::longest_first(texts, UnreadText::len, count)
             .into_iter()
             .collect::<crate::error::Result<Vec<usize>>>()
     });
