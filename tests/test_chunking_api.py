@@ -128,21 +128,34 @@ def test_chunk_texts_equals_chunk_text_per_document() -> None:
     assert chunk_texts(texts) == [chunk_text(t) for t in texts]
 
 
-BATCH_CHECK = """
-from fastnotebook.chunking import chunk_text, chunk_texts
+BATCH_CHECK = r"""
+import pytest
+from fastnotebook import _core
+from fastnotebook.chunking import ContentType, chunk_text, chunk_texts
 from fastnotebook.token_utils import token_count, token_counts
-texts = [f"# T{i}\\n" + "words and more words. " * (50 * (i % 7) + 1) for i in range(200)]
+# ASCII, Latin-1, UCS-2 and UCS-4 texts (their strings are written from each
+# width's code units), of many lengths, many more than one group.
+letters = ["a", "\u00e9", "\u20ac", "\U0001f600", "\udc80"]
+texts = [
+    f"# T{i}\n" + f"words {letters[i % 5]} and more words. " * (60 * (i % 7) + 1)
+    for i in range(600)
+]
 texts += ["plain " * 3000, "<h1>x</h1><p>" + "y " * 2000 + "</p>"]
 assert chunk_texts(texts) == [chunk_text(t) for t in texts]
 assert token_counts(texts) == [token_count(t) for t in texts]
+first = "<![first[ x ]]>" + "<p>text</p>" * 300
+later = "<![later[ y ]]>" + "<p>text</p>" * 3000
+types = [None] * len(texts) + [ContentType.HTML] * 2
+for bad, name in (([first, later], "first"), ([later, first], "later")):
+    with pytest.raises(_core.MarkupRejectedError, match=name):
+        chunk_texts([*texts, *bad], types)
 print("ok")
 """
 
 
 @pytest.mark.parametrize("threads", ["1", "3"])
 def test_batches_agree_with_loops_whatever_the_pool_size(threads: str) -> None:
-    # One thread: the caller works alone. Three: the caller and two helpers,
-    # more than this machine's cores.
+    # One thread: the caller works alone. Three: the caller and two helpers.
     out = subprocess.run(
         [sys.executable, "-c", BATCH_CHECK],
         env={**os.environ, "RAYON_NUM_THREADS": threads},

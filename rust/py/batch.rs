@@ -1,23 +1,28 @@
 //! How the batch functions spread texts over the cores.
 //!
-//! The calling thread works on the items itself, beside one helper on the
-//! pool for each other core, and it alone finishes the results (makes their
+//! The calling thread works on the items itself, beside a helper on each
+//! other thread of the pool, and it alone finishes the results (makes their
 //! Python objects). Both choices come from what was measured on a 2-core
-//! machine when every pool thread worked and the caller slept:
+//! virtual machine when every pool thread worked and the caller slept:
 //! - The caller woke two pool threads and went to sleep. The kernel at times
 //!   put both on one core, and left them there for milliseconds while the
-//!   other core idled. A caller that keeps working has one core, and the one
-//!   helper it wakes is placed on the idle one.
+//!   other core idled. A caller that keeps working stays on its core, and the
+//!   one helper it wakes then went to the idle one in every traced call.
 //! - Each pool thread took the GIL for its own results. One that had to wait
 //!   for it slept, and the other took and released it again several times
 //!   before the sleeper woke: a wait of 1-3 ms, where the hold was a few µs.
+//!
+//! Helpers take the longest items first, so that the last ones handed out are
+//! short and no thread is left with a long one while the others are idle. The
+//! caller takes the shortest first: it comes back often to finish what the
+//! helpers handed over, so that little waits for it (memory) and each time it
+//! holds the GIL is short.
 
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-/// `each` of every item (with its index in `items`), in input order. The
-/// items are handed out one at a time, longest first: the last ones are the
-/// shortest, so no thread is left with a long one while the others are idle.
+/// `each` of every item (with its index in `items`), in input order, one item
+/// at a time (see the module's description).
 pub fn longest_first<T, R>(
     items: Vec<T>,
     len: impl Fn(&T) -> usize,
@@ -32,10 +37,10 @@ where
 
 /// [`longest_first`], with the items handed out in groups: a thread takes
 /// items until their lengths add up to `group_len` (one at least) and runs
-/// `each` on every one. `finish` then turns a group's results into one
-/// result each, in order, always on the calling thread: what it does once a
-/// group (take the GIL, say) is then done less often for short items, and
-/// never by two threads at once.
+/// `each` on every one. `finish` then turns the results of one group or more
+/// into one result each, in order, always on the calling thread: what it does
+/// once a call (take the GIL, say) is then done less often for short items,
+/// and never by two threads at once.
 pub fn longest_first_in_groups<T, P, R>(
     items: Vec<T>,
     len: impl Fn(&T) -> usize,
@@ -48,7 +53,7 @@ where
     P: Send,
 {
     let count = items.len();
-    let queue = Queue::longest_first(items, len, group_len);
+    let queue = Queue::new(items, len, group_len);
     let handoff = Handoff::default();
     let prepare = |group: Vec<(usize, T)>| -> Vec<(usize, P)> {
         group
@@ -63,22 +68,30 @@ where
             return 0;
         }
         let (indices, prepared): (Vec<usize>, Vec<P>) = prepared.into_iter().unzip();
-        let before = made.len();
-        made.extend(indices.into_iter().zip(finish(prepared)));
-        made.len() - before
+        let results = finish(prepared);
+        assert_eq!(results.len(), indices.len(), "one result for each");
+        let finished = indices.len();
+        made.extend(indices.into_iter().zip(results));
+        finished
     };
-    let helpers = rayon::current_num_threads().saturating_sub(1);
+    // A helper with no group to take would only cost its wake-up, which the
+    // caller waits for at the end of the scope.
+    let helpers = rayon::current_num_threads()
+        .saturating_sub(1)
+        .min(queue.groups.saturating_sub(1));
     rayon::in_place_scope(|scope| {
         for _ in 0..helpers {
             scope.spawn(|_| {
                 let _working = handoff.helper_started();
-                while let Some(group) = queue.next_group() {
+                while let Some(group) = queue.next_group(End::Longest) {
                     handoff.give(prepare(group));
                 }
             });
         }
+        // Should the caller panic, the helpers stop at their current group.
+        let _emptied_on_panic = EmptiedOnPanic(&queue);
         let mut finished = 0;
-        while let Some(group) = queue.next_group() {
+        while let Some(group) = queue.next_group(End::Shortest) {
             // The helpers' results first: they have waited longest.
             finished += finish_group(handoff.take());
             finished += finish_group(prepare(group));
@@ -98,39 +111,75 @@ where
     made.into_iter().map(|(_, result)| result).collect()
 }
 
-/// Items not yet handed out, longest first.
+/// Which end of the queue a thread takes from.
+#[derive(Clone, Copy)]
+enum End {
+    Longest,
+    Shortest,
+}
+
+/// Items not yet handed out, sorted longest first.
 struct Queue<T> {
     items: Mutex<std::vec::IntoIter<(usize, usize, T)>>,
     group_len: usize,
+    /// How many groups the items make when taken from the longest end.
+    groups: usize,
 }
 
 impl<T> Queue<T> {
-    fn longest_first(items: Vec<T>, len: impl Fn(&T) -> usize, group_len: usize) -> Self {
+    fn new(items: Vec<T>, len: impl Fn(&T) -> usize, group_len: usize) -> Self {
         let mut numbered: Vec<(usize, usize, T)> = items
             .into_iter()
             .enumerate()
             .map(|(i, item)| (i, len(&item), item))
             .collect();
         numbered.sort_by_key(|&(_, len, _)| std::cmp::Reverse(len));
+        let group_len = group_len.max(1);
+        let mut groups = 0;
+        let mut total = 0;
+        for &(_, len, _) in &numbered {
+            if total == 0 {
+                groups += 1;
+            }
+            total += len.max(1);
+            if total >= group_len {
+                total = 0;
+            }
+        }
         Queue {
             items: Mutex::new(numbered.into_iter()),
-            group_len: group_len.max(1),
+            group_len,
+            groups,
         }
     }
 
-    /// The next items, with their indices, up to `group_len` in length (one
-    /// at least); None once all were handed out.
-    fn next_group(&self) -> Option<Vec<(usize, T)>> {
+    /// The next items from `end`, with their indices, up to `group_len` in
+    /// length (one at least); None once all were handed out.
+    fn next_group(&self, end: End) -> Option<Vec<(usize, T)>> {
         let mut items = lock(&self.items);
         let mut group = Vec::new();
         let mut total = 0;
-        while total < self.group_len
-            && let Some((i, len, item)) = items.next()
-        {
+        while total < self.group_len {
+            let next = match end {
+                End::Longest => items.next(),
+                End::Shortest => items.next_back(),
+            };
+            let Some((i, len, item)) = next else { break };
             total += len.max(1);
             group.push((i, item));
         }
         (!group.is_empty()).then_some(group)
+    }
+}
+
+/// Empties the queue if the caller unwinds, so that the helpers stop.
+struct EmptiedOnPanic<'a, T>(&'a Queue<T>);
+
+impl<T> Drop for EmptiedOnPanic<'_, T> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            lock(&self.0.items).by_ref().for_each(drop);
+        }
     }
 }
 
@@ -238,7 +287,8 @@ fn lock<S>(mutex: &Mutex<S>) -> MutexGuard<'_, S> {
 mod tests {
     use super::*;
     use std::collections::HashSet;
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::mpsc;
     use std::thread::ThreadId;
 
     /// Runs `job` as the caller on a pool of `threads`: the bindings' caller
@@ -259,16 +309,31 @@ mod tests {
         }
     }
 
+    /// `job` on a thread of its own; fails the test if it takes over 30 s,
+    /// so that a hang is a failure.
+    fn within_30s<R: Send + 'static>(job: impl FnOnce() -> R + Send + 'static) -> R {
+        let (sent, received) = mpsc::channel();
+        std::thread::spawn(move || sent.send(job()));
+        received
+            .recv_timeout(Duration::from_secs(30))
+            .expect("finished within 30 s")
+    }
+
     #[test]
     fn every_item_once_in_input_order() {
         let items: Vec<String> = (0..500).map(|i| "x".repeat(i % 37)).collect();
+        let expected: Vec<(usize, String)> = items.iter().cloned().enumerate().collect();
         for threads in [1, 2, 3] {
             let results = on_pool(threads, |_| {
                 longest_first(items.clone(), String::len, |i, item| (i, item))
             });
-            let expected: Vec<(usize, String)> = items.iter().cloned().enumerate().collect();
             assert_eq!(results, expected);
         }
+        // From outside any pool, as the bindings call it.
+        assert_eq!(
+            longest_first(items, String::len, |i, item| (i, item)),
+            expected
+        );
     }
 
     #[test]
@@ -278,27 +343,80 @@ mod tests {
     }
 
     #[test]
-    fn groups_reach_their_length_and_keep_input_order() {
-        let items: Vec<usize> = (0..300).map(|i| (i * 7) % 50).collect();
-        let mut groups = Vec::new();
-        let results = on_pool(2, |_| {
+    fn groups_from_either_end_reach_their_length_and_no_more() {
+        let lens: Vec<usize> = (0..300).map(|i| (i * 7) % 50).collect();
+        let longest = lens.iter().copied().max().unwrap_or(0);
+        for end in [End::Longest, End::Shortest] {
+            let queue = Queue::new(lens.clone(), |&n| n, 100);
+            let mut groups = Vec::new();
+            while let Some(group) = queue.next_group(end) {
+                groups.push(group.iter().map(|&(_, n)| n.max(1)).sum::<usize>());
+            }
+            let (last, full) = groups.split_last().expect("groups");
+            assert!(*last <= 100 + longest);
+            assert!(
+                full.iter().all(|&t| (100..100 + longest).contains(&t)),
+                "{groups:?}"
+            );
+            if matches!(end, End::Longest) {
+                assert_eq!(groups.len(), queue.groups);
+            }
+        }
+    }
+
+    #[test]
+    fn helpers_take_the_longest_and_the_caller_the_shortest() {
+        let helped = AtomicBool::new(false);
+        let taken: Mutex<Vec<(ThreadId, usize)>> = Mutex::new(Vec::new());
+        let caller = on_pool(2, |caller| {
+            longest_first(
+                (0..40).collect::<Vec<usize>>(),
+                |&n| n,
+                |_, n| {
+                    let me = std::thread::current().id();
+                    let mut taken_so_far = lock(&taken);
+                    taken_so_far.push((me, n));
+                    let helper_took = taken_so_far.iter().filter(|(id, _)| *id != caller).count();
+                    drop(taken_so_far);
+                    if me == caller {
+                        until(&helped);
+                    } else if helper_took >= 3 {
+                        helped.store(true, Ordering::Release);
+                    }
+                },
+            );
+            caller
+        });
+        let taken = taken.into_inner().expect("not poisoned");
+        let by = |who: bool| -> Vec<usize> {
+            taken
+                .iter()
+                .filter(|(id, _)| (*id == caller) == who)
+                .map(|&(_, n)| n)
+                .collect()
+        };
+        assert_eq!(by(false)[..3], [39, 38, 37]);
+        assert_eq!(by(true)[0], 0);
+    }
+
+    #[test]
+    fn a_single_group_is_left_to_the_caller() {
+        let prepared_on = Mutex::new(HashSet::new());
+        let caller = on_pool(2, |caller| {
             longest_first_in_groups(
-                items.clone(),
+                vec![3, 2, 1],
                 |&n| n,
                 100,
-                |i, item| (i, item),
-                |made: Vec<(usize, usize)>| {
-                    groups.push(made.iter().map(|&(_, n)| n.max(1)).sum::<usize>());
-                    made
-                },
-            )
+                |_, n| lock(&prepared_on).insert((std::thread::current().id(), n)),
+                |made| made,
+            );
+            caller
         });
-        let expected: Vec<(usize, usize)> = items.into_iter().enumerate().collect();
-        assert_eq!(results, expected);
-        // Every group reaches 100 but the one that emptied the queue (the
-        // caller may finish several of a helper's groups at once).
-        let short = groups.iter().filter(|&&total| total < 100).count();
-        assert!(short <= 1, "{groups:?}");
+        let prepared_on = prepared_on.into_inner().expect("not poisoned");
+        assert_eq!(
+            prepared_on,
+            HashSet::from([(caller, 1), (caller, 2), (caller, 3)])
+        );
     }
 
     #[test]
@@ -345,30 +463,64 @@ mod tests {
             caller
         });
         let order = order.into_inner().expect("not poisoned");
-        assert_eq!(order, [9, 7, 3, 1].map(|n| (n, caller)));
+        assert_eq!(order, [1, 3, 7, 9].map(|n| (n, caller)));
     }
 
     #[test]
     fn a_helper_panic_is_raised_not_waited_for() {
-        let helped = AtomicBool::new(false);
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            on_pool(2, |caller| {
-                longest_first(
-                    (0..100).collect::<Vec<u32>>(),
-                    |_| 1,
-                    |_, item| {
-                        if std::thread::current().id() != caller {
-                            helped.store(true, Ordering::Release);
-                            panic!("helper fails on item {item}");
-                        }
-                        until(&helped);
-                        item
-                    },
-                )
-            })
-        }));
-        let panic = outcome.expect_err("the helper's panic");
-        let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+        let message = within_30s(|| {
+            let helped = AtomicBool::new(false);
+            let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                on_pool(2, |caller| {
+                    longest_first(
+                        (0..100).collect::<Vec<u32>>(),
+                        |_| 1,
+                        |_, item| {
+                            if std::thread::current().id() != caller {
+                                helped.store(true, Ordering::Release);
+                                panic!("helper fails on item {item}");
+                            }
+                            until(&helped);
+                            item
+                        },
+                    )
+                })
+            }))
+            .expect_err("the helper's panic");
+            panic.downcast_ref::<String>().cloned().unwrap_or_default()
+        });
         assert!(message.starts_with("helper fails"), "{message}");
+    }
+
+    #[test]
+    fn a_caller_panic_stops_the_helpers() {
+        let calls = within_30s(|| {
+            let helped = AtomicBool::new(false);
+            let calls = AtomicUsize::new(0);
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                on_pool(2, |caller| {
+                    longest_first(
+                        (0..200).collect::<Vec<u32>>(),
+                        |_| 1,
+                        |_, item| {
+                            calls.fetch_add(1, Ordering::Relaxed);
+                            if std::thread::current().id() == caller {
+                                until(&helped);
+                                panic!("caller fails");
+                            }
+                            helped.store(true, Ordering::Release);
+                            std::thread::sleep(Duration::from_millis(2));
+                            item
+                        },
+                    )
+                })
+            }));
+            assert!(outcome.is_err());
+            calls.into_inner()
+        });
+        // The helper goes on while the panic hook prints (a backtrace can
+        // take 100 ms), then finishes the item it holds and finds the queue
+        // empty; left alone, it would take 4 s over the 200 items.
+        assert!(calls < 50, "{calls} of 200 items were prepared");
     }
 }

@@ -394,8 +394,9 @@ fn chunk_text<'py>(
     Ok((list, content_type.map(ContentType::as_str), input_length))
 }
 
-/// Code units of the texts a batch thread chunks before their strings are
-/// made, with the GIL taken once.
+/// Code units of the texts a batch thread takes at a time: the calling thread
+/// makes the strings of what it is handed at once, so short texts do not each
+/// cost it two takes of the GIL.
 const GIL_GROUP: usize = 1 << 16;
 
 /// The lists of a group of chunked texts: their strings allocated with the
@@ -489,11 +490,10 @@ fn chunk_texts<'py>(
             .and_then(|p| p[i].as_ref())
             .map(PyText::as_str)
     };
-    // The calling thread makes every group's lists (with the GIL, which it
-    // alone of the batch's threads takes) between chunking groups of its own;
-    // the pool's helpers only chunk. Texts are taken in groups of about
-    // `GIL_GROUP` units, so that short texts do not each take the GIL twice.
-    // Texts are transcoded where they are chunked.
+    // The calling thread makes the lists of what the helpers hand over, and of
+    // its own groups, between chunking groups of its own: it alone of the
+    // batch's threads takes the GIL. Texts are transcoded where they are
+    // chunked.
     let lists = py.detach(|| {
         let each = |i: usize, text| chunk_one(text, types[i], path_of(i), sizes, unit);
         batch::longest_first_in_groups(texts, UnreadText::len, GIL_GROUP, each, lists_of)

@@ -46,8 +46,9 @@ fn token_count(py: Python<'_>, text: PyText, encoding: &str) -> PyResult<usize> 
 #[pyo3(signature = (texts, encoding = "o200k_base"))]
 fn token_counts(py: Python<'_>, texts: Vec<UnreadText>, encoding: &str) -> PyResult<Vec<usize>> {
     let encoding = encoding_arg(encoding)?;
-    // Transcoding runs on the pool too: done under the GIL, it would be a
-    // serial part capping the speed-up.
+    // Texts are transcoded where they are counted, on every thread of the
+    // batch: done under the GIL, it would be a serial part capping the
+    // speed-up.
     let counts = py.detach(|| {
         let tokenizer = encoding.tokenizer();
         let count = |_, text: UnreadText| {
