@@ -509,7 +509,7 @@ mod tests {
                                 panic!("caller fails");
                             }
                             helped.store(true, Ordering::Release);
-                            std::thread::sleep(Duration::from_millis(2));
+                            std::thread::sleep(Duration::from_millis(20));
                             item
                         },
                     )
