@@ -17,8 +17,14 @@
 //! caller takes the shortest first: it comes back often to finish what the
 //! helpers handed over, so that little waits for it (memory) and each time it
 //! holds the GIL is short.
+//!
+//! Helpers are jobs on the pool that the caller does not wait for: when the
+//! pool's threads are busy (other calls' helpers), the caller does the work
+//! alone, and a helper that starts late finds nothing left.
 
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 /// `each` of every item (with its index in `items`), in input order, one item
@@ -26,11 +32,11 @@ use std::time::{Duration, Instant};
 pub fn longest_first<T, R>(
     items: Vec<T>,
     len: impl Fn(&T) -> usize,
-    each: impl Fn(usize, T) -> R + Sync,
+    each: impl Fn(usize, T) -> R + Send + Sync + 'static,
 ) -> Vec<R>
 where
-    T: Send,
-    R: Send,
+    T: Send + 'static,
+    R: Send + 'static,
 {
     longest_first_in_groups(items, len, 0, each, |made| made)
 }
@@ -41,26 +47,28 @@ where
 /// into one result each, in order, always on the calling thread: what it does
 /// once a call (take the GIL, say) is then done less often for short items,
 /// and never by two threads at once.
+///
+/// The caller returns once every item is finished, without waiting for a
+/// helper that has not started (the pool may be busy with other calls'
+/// helpers): such a helper finds nothing left when it starts. Hence the
+/// `'static` work, which the helpers share.
 pub fn longest_first_in_groups<T, P, R>(
     items: Vec<T>,
     len: impl Fn(&T) -> usize,
     group_len: usize,
-    each: impl Fn(usize, T) -> P + Sync,
+    each: impl Fn(usize, T) -> P + Send + Sync + 'static,
     mut finish: impl FnMut(Vec<P>) -> Vec<R>,
 ) -> Vec<R>
 where
-    T: Send,
-    P: Send,
+    T: Send + 'static,
+    P: Send + 'static,
 {
     let count = items.len();
-    let queue = Queue::new(items, len, group_len);
-    let handoff = Handoff::default();
-    let prepare = |group: Vec<(usize, T)>| -> Vec<(usize, P)> {
-        group
-            .into_iter()
-            .map(|(i, item)| (i, each(i, item)))
-            .collect()
-    };
+    let work = Arc::new(Work {
+        queue: Queue::new(items, len, group_len),
+        handoff: Handoff::default(),
+        each,
+    });
     let mut made: Vec<(usize, R)> = Vec::with_capacity(count);
     // Returns how many it finished.
     let mut finish_group = |prepared: Vec<(usize, P)>| {
@@ -74,41 +82,62 @@ where
         made.extend(indices.into_iter().zip(results));
         finished
     };
-    // A helper with no group to take would only cost its wake-up, which the
-    // caller waits for at the end of the scope.
+    // A helper with no group to take would only cost its wake-up.
     let helpers = rayon::current_num_threads()
         .saturating_sub(1)
-        .min(queue.groups.saturating_sub(1));
-    rayon::in_place_scope(|scope| {
-        for _ in 0..helpers {
-            scope.spawn(|_| {
-                let _working = handoff.helper_started();
-                while let Some(group) = queue.next_group(End::Longest) {
-                    handoff.give(prepare(group));
-                }
-            });
+        .min(work.queue.groups.saturating_sub(1));
+    for _ in 0..helpers {
+        let work = Arc::clone(&work);
+        rayon::spawn(move || work.help());
+    }
+    // Should the caller panic, the helpers stop at their current group.
+    let _emptied_on_panic = EmptiedOnPanic(&work.queue);
+    let mut finished = 0;
+    while let Some(group) = work.queue.next_group(End::Shortest) {
+        // The helpers' results first: they have waited longest.
+        finished += finish_group(work.handoff.take());
+        finished += finish_group(work.prepare(group));
+    }
+    // The queue is empty: what is missing is in a helper's hands.
+    while finished < count {
+        match work.handoff.wait() {
+            Ok(prepared) => finished += finish_group(prepared),
+            // A helper panicked with its group: so does the caller.
+            Err(panic) => resume_unwind(panic),
         }
-        // Should the caller panic, the helpers stop at their current group.
-        let _emptied_on_panic = EmptiedOnPanic(&queue);
-        let mut finished = 0;
-        while let Some(group) = queue.next_group(End::Shortest) {
-            // The helpers' results first: they have waited longest.
-            finished += finish_group(handoff.take());
-            finished += finish_group(prepare(group));
-        }
-        // The queue is empty: what is missing is in a helper's hands.
-        while finished < count {
-            match handoff.wait() {
-                Some(prepared) => finished += finish_group(prepared),
-                // No helper is working, so one panicked with its group; the
-                // scope raises that panic once this closure returns.
-                None => break,
-            }
-        }
-    });
+    }
     // Every index was handed out once: sorted, they are the input order.
     made.sort_unstable_by_key(|(i, _)| *i);
     made.into_iter().map(|(_, result)| result).collect()
+}
+
+/// What the caller and its helpers share.
+struct Work<T, P, F> {
+    queue: Queue<T>,
+    handoff: Handoff<P>,
+    each: F,
+}
+
+impl<T, P, F: Fn(usize, T) -> P> Work<T, P, F> {
+    fn prepare(&self, group: Vec<(usize, T)>) -> Vec<(usize, P)> {
+        group
+            .into_iter()
+            .map(|(i, item)| (i, (self.each)(i, item)))
+            .collect()
+    }
+
+    /// A helper's part: groups from the longest end, handed over one by one.
+    fn help(&self) {
+        let _working = self.handoff.helper_started();
+        let helped = catch_unwind(AssertUnwindSafe(|| {
+            while let Some(group) = self.queue.next_group(End::Longest) {
+                self.handoff.give(self.prepare(group));
+            }
+        }));
+        if let Err(panic) = helped {
+            self.handoff.panicked(panic);
+        }
+    }
 }
 
 /// Which end of the queue a thread takes from.
@@ -191,6 +220,8 @@ struct Handoff<P> {
 
 struct HandoffState<P> {
     prepared: Vec<(usize, P)>,
+    /// What a helper panicked with, for the caller to raise.
+    panic: Option<Box<dyn Any + Send>>,
     /// Helpers that started and have not stopped.
     working: usize,
     /// Whether the caller sleeps on `given` (else giving need not wake it).
@@ -202,6 +233,7 @@ impl<P> Default for Handoff<P> {
         Handoff {
             state: Mutex::new(HandoffState {
                 prepared: Vec::new(),
+                panic: None,
                 working: 0,
                 caller_waiting: false,
             }),
@@ -236,17 +268,18 @@ impl<P> Handoff<P> {
         std::mem::take(&mut lock(&self.state).prepared)
     }
 
-    /// What was given, once there is some; None when nothing is and no
-    /// helper is working.
-    fn wait(&self) -> Option<Vec<(usize, P)>> {
+    /// What was given, once there is some; or, once no helper is working,
+    /// what one panicked with (items are missing only then).
+    fn wait(&self) -> Result<Vec<(usize, P)>, Box<dyn Any + Send>> {
         let polling = Instant::now();
         let mut state = lock(&self.state);
         loop {
             if !state.prepared.is_empty() {
-                return Some(std::mem::take(&mut state.prepared));
+                return Ok(std::mem::take(&mut state.prepared));
             }
             if state.working == 0 {
-                return None;
+                let lost = || Box::new("a batch helper stopped with items") as Box<dyn Any + Send>;
+                return Err(state.panic.take().unwrap_or_else(lost));
             }
             if polling.elapsed() < POLL_BEFORE_SLEEP {
                 drop(state);
@@ -261,6 +294,11 @@ impl<P> Handoff<P> {
                 state.caller_waiting = false;
             }
         }
+    }
+
+    /// Keeps the first panic of a helper for the caller.
+    fn panicked(&self, panic: Box<dyn Any + Send>) {
+        lock(&self.state).panic.get_or_insert(panic);
     }
 }
 
@@ -319,6 +357,10 @@ mod tests {
             .expect("finished within 30 s")
     }
 
+    fn me() -> ThreadId {
+        std::thread::current().id()
+    }
+
     #[test]
     fn every_item_once_in_input_order() {
         let items: Vec<String> = (0..500).map(|i| "x".repeat(i % 37)).collect();
@@ -366,19 +408,19 @@ mod tests {
 
     #[test]
     fn helpers_take_the_longest_and_the_caller_the_shortest() {
-        let helped = AtomicBool::new(false);
-        let taken: Mutex<Vec<(ThreadId, usize)>> = Mutex::new(Vec::new());
+        let helped = Arc::new(AtomicBool::new(false));
+        let taken: Arc<Mutex<Vec<(ThreadId, usize)>>> = Arc::default();
         let caller = on_pool(2, |caller| {
+            let (helped, taken) = (Arc::clone(&helped), Arc::clone(&taken));
             longest_first(
                 (0..40).collect::<Vec<usize>>(),
                 |&n| n,
-                |_, n| {
-                    let me = std::thread::current().id();
+                move |_, n| {
                     let mut taken_so_far = lock(&taken);
-                    taken_so_far.push((me, n));
+                    taken_so_far.push((me(), n));
                     let helper_took = taken_so_far.iter().filter(|(id, _)| *id != caller).count();
                     drop(taken_so_far);
-                    if me == caller {
+                    if me() == caller {
                         until(&helped);
                     } else if helper_took >= 3 {
                         helped.store(true, Ordering::Release);
@@ -387,7 +429,7 @@ mod tests {
             );
             caller
         });
-        let taken = taken.into_inner().expect("not poisoned");
+        let taken = lock(&taken);
         let by = |who: bool| -> Vec<usize> {
             taken
                 .iter()
@@ -401,34 +443,27 @@ mod tests {
 
     #[test]
     fn a_single_group_is_left_to_the_caller() {
-        let prepared_on = Mutex::new(HashSet::new());
+        let prepared_on: Arc<Mutex<HashSet<(ThreadId, i32)>>> = Arc::default();
         let caller = on_pool(2, |caller| {
-            longest_first_in_groups(
-                vec![3, 2, 1],
-                |&n| n,
-                100,
-                |_, n| lock(&prepared_on).insert((std::thread::current().id(), n)),
-                |made| made,
-            );
+            let prepared = Arc::clone(&prepared_on);
+            let each = move |_, n| lock(&prepared).insert((me(), n));
+            longest_first_in_groups(vec![3, 2, 1], |&n| n as usize, 100, each, |made| made);
             caller
         });
-        let prepared_on = prepared_on.into_inner().expect("not poisoned");
-        assert_eq!(
-            prepared_on,
-            HashSet::from([(caller, 1), (caller, 2), (caller, 3)])
-        );
+        let expected = HashSet::from([(caller, 1), (caller, 2), (caller, 3)]);
+        assert_eq!(*lock(&prepared_on), expected);
     }
 
     #[test]
     fn helpers_prepare_and_the_caller_alone_finishes() {
-        let helped = AtomicBool::new(false);
-        let prepared_on = Mutex::new(HashSet::new());
-        let finished_on = Mutex::new(HashSet::new());
+        let helped = Arc::new(AtomicBool::new(false));
+        let prepared_on: Arc<Mutex<HashSet<ThreadId>>> = Arc::default();
+        let mut finished_on = HashSet::new();
         let (caller, results) = on_pool(3, |caller| {
-            let each = |_, item: u32| {
-                let me = std::thread::current().id();
-                lock(&prepared_on).insert(me);
-                if me == caller {
+            let (helped, prepared_on) = (Arc::clone(&helped), Arc::clone(&prepared_on));
+            let each = move |_, item: u32| {
+                lock(&prepared_on).insert(me());
+                if me() == caller {
                     until(&helped);
                 } else {
                     helped.store(true, Ordering::Release);
@@ -436,7 +471,7 @@ mod tests {
                 item
             };
             let finish = |made| {
-                lock(&finished_on).insert(std::thread::current().id());
+                finished_on.insert(me());
                 made
             };
             (
@@ -446,37 +481,63 @@ mod tests {
         });
         assert_eq!(results, (0..64).collect::<Vec<u32>>());
         assert!(lock(&prepared_on).len() >= 2, "no helper prepared anything");
-        assert_eq!(*lock(&finished_on), HashSet::from([caller]));
+        assert_eq!(finished_on, HashSet::from([caller]));
     }
 
     #[test]
     fn a_pool_of_one_thread_leaves_the_work_to_the_caller() {
-        let order = Mutex::new(Vec::new());
+        let order: Arc<Mutex<Vec<(i32, ThreadId)>>> = Arc::default();
         let caller = on_pool(1, |caller| {
+            let order = Arc::clone(&order);
             longest_first(
                 vec![3, 9, 1, 7],
-                |&n| n,
-                |_, item| {
-                    lock(&order).push((item, std::thread::current().id()));
+                |&n| n as usize,
+                move |_, item| {
+                    lock(&order).push((item, me()));
                 },
             );
             caller
         });
-        let order = order.into_inner().expect("not poisoned");
-        assert_eq!(order, [1, 3, 7, 9].map(|n| (n, caller)));
+        assert_eq!(*lock(&order), [1, 3, 7, 9].map(|n| (n, caller)));
+    }
+
+    #[test]
+    fn a_short_call_does_not_wait_for_a_busy_pool() {
+        // Long calls whose helpers take every thread of the pool for about
+        // 0.3 s; a short call beside them is done by its caller alone.
+        let threads = rayon::current_num_threads().max(2);
+        let slow = |_, item: u32| {
+            std::thread::sleep(Duration::from_millis(1));
+            item
+        };
+        let long_calls: Vec<_> = (0..threads)
+            .map(|_| std::thread::spawn(move || longest_first((0..300).collect(), |_| 1, slow)))
+            .collect();
+        std::thread::sleep(Duration::from_millis(20));
+        let start = Instant::now();
+        let results = within_30s(move || longest_first((0..3).collect(), |_| 1, slow));
+        let short = start.elapsed();
+        assert_eq!(results, [0, 1, 2]);
+        for call in long_calls {
+            assert_eq!(
+                call.join().expect("long call"),
+                (0..300).collect::<Vec<u32>>()
+            );
+        }
+        assert!(short < Duration::from_millis(100), "{short:?}");
     }
 
     #[test]
     fn a_helper_panic_is_raised_not_waited_for() {
         let message = within_30s(|| {
-            let helped = AtomicBool::new(false);
-            let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let helped = Arc::new(AtomicBool::new(false));
+            let panic = std::panic::catch_unwind(AssertUnwindSafe(|| {
                 on_pool(2, |caller| {
                     longest_first(
                         (0..100).collect::<Vec<u32>>(),
                         |_| 1,
-                        |_, item| {
-                            if std::thread::current().id() != caller {
+                        move |_, item| {
+                            if me() != caller {
                                 helped.store(true, Ordering::Release);
                                 panic!("helper fails on item {item}");
                             }
@@ -494,17 +555,18 @@ mod tests {
 
     #[test]
     fn a_caller_panic_stops_the_helpers() {
-        let calls = within_30s(|| {
-            let helped = AtomicBool::new(false);
-            let calls = AtomicUsize::new(0);
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&calls);
+        within_30s(move || {
+            let helped = Arc::new(AtomicBool::new(false));
+            let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
                 on_pool(2, |caller| {
                     longest_first(
                         (0..200).collect::<Vec<u32>>(),
                         |_| 1,
-                        |_, item| {
-                            calls.fetch_add(1, Ordering::Relaxed);
-                            if std::thread::current().id() == caller {
+                        move |_, item| {
+                            counted.fetch_add(1, Ordering::Relaxed);
+                            if me() == caller {
                                 until(&helped);
                                 panic!("caller fails");
                             }
@@ -516,11 +578,13 @@ mod tests {
                 })
             }));
             assert!(outcome.is_err());
-            calls.into_inner()
         });
+        // Give a helper still on its item time to finish it.
+        std::thread::sleep(Duration::from_millis(100));
         // The helper goes on while the panic hook prints (a backtrace can
         // take 100 ms), then finishes the item it holds and finds the queue
         // empty; left alone, it would take 4 s over the 200 items.
+        let calls = calls.load(Ordering::Relaxed);
         assert!(calls < 50, "{calls} of 200 items were prepared");
     }
 }

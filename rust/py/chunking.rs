@@ -484,18 +484,18 @@ fn chunk_texts<'py>(
     }
     let sizes = sizes_arg(chunk_size, chunk_overlap, min_chunk_size)?;
     let unit = unit_arg(unit, encoding)?;
-    let path_of = |i: usize| {
-        file_paths
-            .as_ref()
-            .and_then(|p| p[i].as_ref())
-            .map(PyText::as_str)
-    };
     // The calling thread makes the lists of what the helpers hand over, and of
     // its own groups, between chunking groups of its own: it alone of the
     // batch's threads takes the GIL. Texts are transcoded where they are
-    // chunked.
+    // chunked. The helpers share what `each` owns.
+    let each = move |i: usize, text| {
+        let path = file_paths
+            .as_ref()
+            .and_then(|p| p[i].as_ref())
+            .map(PyText::as_str);
+        chunk_one(text, types[i], path, sizes, unit)
+    };
     let lists = py.detach(|| {
-        let each = |i: usize, text| chunk_one(text, types[i], path_of(i), sizes, unit);
         batch::longest_first_in_groups(texts, UnreadText::len, GIL_GROUP, each, lists_of)
     });
     // The first error in input order, as the loop of `chunk_text` would raise.

@@ -51,7 +51,7 @@ fn token_counts(py: Python<'_>, texts: Vec<UnreadText>, encoding: &str) -> PyRes
     // speed-up.
     let counts = py.detach(|| {
         let tokenizer = encoding.tokenizer();
-        let count = |_, text: UnreadText| {
+        let count = move |_, text: UnreadText| {
             let text = text.read(Surrogates::Map)?;
             Ok(tokenizer.count(&text.for_tiktoken()))
         };
