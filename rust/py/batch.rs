@@ -48,10 +48,12 @@ where
 /// once a call (take the GIL, say) is then done less often for short items,
 /// and never by two threads at once.
 ///
-/// The caller returns once every item is finished, without waiting for a
-/// helper that has not started (the pool may be busy with other calls'
-/// helpers): such a helper finds nothing left when it starts. Hence the
-/// `'static` work, which the helpers share.
+/// The caller waits for results, never for a helper: one that has not
+/// started when the last result is in (the pool may be busy with other
+/// calls' helpers) finds the work gone when it does. Hence the `'static`
+/// work, which the helpers reach through a weak reference: the caller owns
+/// it, and drops it (the texts with it) before returning, unless a helper is
+/// still handing over its last group at that moment.
 pub fn longest_first_in_groups<T, P, R>(
     items: Vec<T>,
     len: impl Fn(&T) -> usize,
@@ -87,11 +89,17 @@ where
         .saturating_sub(1)
         .min(work.queue.groups.saturating_sub(1));
     for _ in 0..helpers {
-        let work = Arc::clone(&work);
-        rayon::spawn(move || work.help());
+        let work = Arc::downgrade(&work);
+        // Nothing panics outside `help`'s own catch: a panic there would
+        // abort the process (rayon's handler for spawned jobs).
+        rayon::spawn(move || {
+            if let Some(work) = work.upgrade() {
+                work.help();
+            }
+        });
     }
     // Should the caller panic, the helpers stop at their current group.
-    let _emptied_on_panic = EmptiedOnPanic(&work.queue);
+    let _stopped_on_panic = StoppedOnPanic(&work);
     let mut finished = 0;
     while let Some(group) = work.queue.next_group(End::Shortest) {
         // The helpers' results first: they have waited longest.
@@ -128,6 +136,8 @@ impl<T, P, F: Fn(usize, T) -> P> Work<T, P, F> {
 
     /// A helper's part: groups from the longest end, handed over one by one.
     fn help(&self) {
+        // Declared first, so dropped last: a panic is stored before the
+        // helper stops counting as working, which `Handoff::wait` relies on.
         let _working = self.handoff.helper_started();
         let helped = catch_unwind(AssertUnwindSafe(|| {
             while let Some(group) = self.queue.next_group(End::Longest) {
@@ -201,13 +211,17 @@ impl<T> Queue<T> {
     }
 }
 
-/// Empties the queue if the caller unwinds, so that the helpers stop.
-struct EmptiedOnPanic<'a, T>(&'a Queue<T>);
+/// Empties the queue if the caller unwinds, and waits for the helpers to
+/// finish the group each holds (one at most): nothing then reads the call's
+/// texts after it has returned.
+struct StoppedOnPanic<'a, T, P, F>(&'a Work<T, P, F>);
 
-impl<T> Drop for EmptiedOnPanic<'_, T> {
+impl<T, P, F> Drop for StoppedOnPanic<'_, T, P, F> {
     fn drop(&mut self) {
         if std::thread::panicking() {
-            lock(&self.0.items).by_ref().for_each(drop);
+            let left: Vec<_> = lock(&self.0.queue.items).by_ref().collect();
+            drop(left);
+            self.0.handoff.wait_until_idle();
         }
     }
 }
@@ -248,8 +262,7 @@ impl<P> Default for Handoff<P> {
 const POLL_BEFORE_SLEEP: Duration = Duration::from_micros(200);
 
 impl<P> Handoff<P> {
-    /// Counts a helper as working until the returned guard drops, which it
-    /// also does when the helper panics.
+    /// Counts a helper as working until the returned guard drops.
     fn helper_started(&self) -> Working<'_, P> {
         lock(&self.state).working += 1;
         Working(self)
@@ -298,7 +311,26 @@ impl<P> Handoff<P> {
 
     /// Keeps the first panic of a helper for the caller.
     fn panicked(&self, panic: Box<dyn Any + Send>) {
-        lock(&self.state).panic.get_or_insert(panic);
+        let mut state = lock(&self.state);
+        if state.panic.is_none() {
+            state.panic = Some(panic);
+            return;
+        }
+        drop(state);
+        drop(panic); // not under the lock: dropping it runs foreign code
+    }
+
+    /// Blocks until no helper is working.
+    fn wait_until_idle(&self) {
+        let mut state = lock(&self.state);
+        while state.working > 0 {
+            state.caller_waiting = true;
+            state = self
+                .given
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+            state.caller_waiting = false;
+        }
     }
 }
 
@@ -315,8 +347,9 @@ impl<P> Drop for Working<'_, P> {
     }
 }
 
-/// No code panics while holding these locks (they guard moves and counts
-/// only), so a poisoned one is still consistent.
+/// No code panics while holding these locks (they guard moves and counts;
+/// what they hold is dropped after unlocking), so a poisoned one is still
+/// consistent.
 fn lock<S>(mutex: &Mutex<S>) -> MutexGuard<'_, S> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -455,11 +488,10 @@ mod tests {
     }
 
     #[test]
-    fn helpers_prepare_and_the_caller_alone_finishes() {
+    fn helpers_prepare_items_too() {
         let helped = Arc::new(AtomicBool::new(false));
         let prepared_on: Arc<Mutex<HashSet<ThreadId>>> = Arc::default();
-        let mut finished_on = HashSet::new();
-        let (caller, results) = on_pool(3, |caller| {
+        let results = on_pool(3, |caller| {
             let (helped, prepared_on) = (Arc::clone(&helped), Arc::clone(&prepared_on));
             let each = move |_, item: u32| {
                 lock(&prepared_on).insert(me());
@@ -470,18 +502,11 @@ mod tests {
                 }
                 item
             };
-            let finish = |made| {
-                finished_on.insert(me());
-                made
-            };
-            (
-                caller,
-                longest_first_in_groups((0..64).collect(), |_| 1, 1, each, finish),
-            )
+            // `finish` runs on the caller alone: it need not even be `Send`.
+            longest_first_in_groups((0..64).collect(), |_| 1, 1, each, |made| made)
         });
         assert_eq!(results, (0..64).collect::<Vec<u32>>());
         assert!(lock(&prepared_on).len() >= 2, "no helper prepared anything");
-        assert_eq!(finished_on, HashSet::from([caller]));
     }
 
     #[test]
@@ -503,28 +528,65 @@ mod tests {
 
     #[test]
     fn a_short_call_does_not_wait_for_a_busy_pool() {
-        // Long calls whose helpers take every thread of the pool for about
-        // 0.3 s; a short call beside them is done by its caller alone.
-        let threads = rayon::current_num_threads().max(2);
-        let slow = |_, item: u32| {
-            std::thread::sleep(Duration::from_millis(1));
-            item
-        };
+        // Long calls whose helpers hold every thread of the global pool until
+        // released; a short call beside them is done by its caller alone.
+        let threads = rayon::current_num_threads();
+        if threads < 2 {
+            return; // no helpers on one thread: nothing to hold the pool
+        }
+        let released = Arc::new(AtomicBool::new(false));
+        let blocked = Arc::new(AtomicUsize::new(0));
         let long_calls: Vec<_> = (0..threads)
-            .map(|_| std::thread::spawn(move || longest_first((0..300).collect(), |_| 1, slow)))
+            .map(|_| {
+                let (released, blocked) = (Arc::clone(&released), Arc::clone(&blocked));
+                std::thread::spawn(move || {
+                    let each = move |_, item: u32| {
+                        if rayon::current_thread_index().is_some() {
+                            blocked.fetch_add(1, Ordering::AcqRel);
+                            until(&released);
+                        } else {
+                            // The caller leaves items for its helper to take.
+                            std::thread::sleep(Duration::from_millis(2));
+                        }
+                        item
+                    };
+                    longest_first((0..100).collect(), |_| 1, each)
+                })
+            })
             .collect();
-        std::thread::sleep(Duration::from_millis(20));
         let start = Instant::now();
-        let results = within_30s(move || longest_first((0..3).collect(), |_| 1, slow));
-        let short = start.elapsed();
+        while blocked.load(Ordering::Acquire) < threads && start.elapsed() < Duration::from_secs(10)
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(
+            blocked.load(Ordering::Acquire),
+            threads,
+            "the pool was not taken"
+        );
+        let (results, prepared_on, caller) = within_30s(|| {
+            let prepared_on: Arc<Mutex<HashSet<ThreadId>>> = Arc::default();
+            let on = Arc::clone(&prepared_on);
+            let results = longest_first(
+                (0..3).collect(),
+                |_| 1,
+                move |_, item: u32| {
+                    lock(&on).insert(me());
+                    item
+                },
+            );
+            let prepared_on = lock(&prepared_on).clone();
+            (results, prepared_on, me())
+        });
+        released.store(true, Ordering::Release);
         assert_eq!(results, [0, 1, 2]);
+        assert_eq!(prepared_on, HashSet::from([caller]));
         for call in long_calls {
             assert_eq!(
                 call.join().expect("long call"),
-                (0..300).collect::<Vec<u32>>()
+                (0..100).collect::<Vec<u32>>()
             );
         }
-        assert!(short < Duration::from_millis(100), "{short:?}");
     }
 
     #[test]
@@ -571,7 +633,7 @@ mod tests {
                                 panic!("caller fails");
                             }
                             helped.store(true, Ordering::Release);
-                            std::thread::sleep(Duration::from_millis(20));
+                            std::thread::sleep(Duration::from_millis(5));
                             item
                         },
                     )
@@ -579,12 +641,11 @@ mod tests {
             }));
             assert!(outcome.is_err());
         });
-        // Give a helper still on its item time to finish it.
-        std::thread::sleep(Duration::from_millis(100));
-        // The helper goes on while the panic hook prints (a backtrace can
-        // take 100 ms), then finishes the item it holds and finds the queue
-        // empty; left alone, it would take 4 s over the 200 items.
-        let calls = calls.load(Ordering::Relaxed);
-        assert!(calls < 50, "{calls} of 200 items were prepared");
+        // The caller raised only once the helper had finished the item it
+        // held, with the queue emptied: no item is started after that.
+        let raised = calls.load(Ordering::Relaxed);
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(calls.load(Ordering::Relaxed), raised);
+        assert!(raised < 200);
     }
 }
