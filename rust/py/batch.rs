@@ -299,14 +299,23 @@ impl<P> Handoff<P> {
                 std::thread::yield_now();
                 state = lock(&self.state);
             } else {
-                state.caller_waiting = true;
-                state = self
-                    .given
-                    .wait(state)
-                    .unwrap_or_else(PoisonError::into_inner);
-                state.caller_waiting = false;
+                state = self.sleep(state);
             }
         }
+    }
+
+    /// Sleeps until a helper gives or stops (the caller's only way to sleep).
+    fn sleep<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, HandoffState<P>>,
+    ) -> MutexGuard<'a, HandoffState<P>> {
+        state.caller_waiting = true;
+        let mut state = self
+            .given
+            .wait(state)
+            .unwrap_or_else(PoisonError::into_inner);
+        state.caller_waiting = false;
+        state
     }
 
     /// Keeps the first panic of a helper for the caller.
@@ -324,12 +333,7 @@ impl<P> Handoff<P> {
     fn wait_until_idle(&self) {
         let mut state = lock(&self.state);
         while state.working > 0 {
-            state.caller_waiting = true;
-            state = self
-                .given
-                .wait(state)
-                .unwrap_or_else(PoisonError::into_inner);
-            state.caller_waiting = false;
+            state = self.sleep(state);
         }
     }
 }
@@ -589,26 +593,31 @@ mod tests {
         }
     }
 
+    /// `longest_first` of `0..n` on a pool of two threads, with `each` told
+    /// the caller's thread; what it returned or panicked with.
+    fn caught_on_two(
+        n: u32,
+        each: impl Fn(ThreadId, u32) -> u32 + Send + Sync + 'static,
+    ) -> std::thread::Result<Vec<u32>> {
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
+            on_pool(2, |caller| {
+                longest_first((0..n).collect(), |_| 1, move |_, item| each(caller, item))
+            })
+        }))
+    }
+
     #[test]
     fn a_helper_panic_is_raised_not_waited_for() {
         let message = within_30s(|| {
-            let helped = Arc::new(AtomicBool::new(false));
-            let panic = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                on_pool(2, |caller| {
-                    longest_first(
-                        (0..100).collect::<Vec<u32>>(),
-                        |_| 1,
-                        move |_, item| {
-                            if me() != caller {
-                                helped.store(true, Ordering::Release);
-                                panic!("helper fails on item {item}");
-                            }
-                            until(&helped);
-                            item
-                        },
-                    )
-                })
-            }))
+            let helped = AtomicBool::new(false);
+            let panic = caught_on_two(100, move |caller, item| {
+                if me() != caller {
+                    helped.store(true, Ordering::Release);
+                    panic!("helper fails on item {item}");
+                }
+                until(&helped);
+                item
+            })
             .expect_err("the helper's panic");
             panic.downcast_ref::<String>().cloned().unwrap_or_default()
         });
@@ -620,25 +629,17 @@ mod tests {
         let calls = Arc::new(AtomicUsize::new(0));
         let counted = Arc::clone(&calls);
         within_30s(move || {
-            let helped = Arc::new(AtomicBool::new(false));
-            let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                on_pool(2, |caller| {
-                    longest_first(
-                        (0..200).collect::<Vec<u32>>(),
-                        |_| 1,
-                        move |_, item| {
-                            counted.fetch_add(1, Ordering::Relaxed);
-                            if me() == caller {
-                                until(&helped);
-                                panic!("caller fails");
-                            }
-                            helped.store(true, Ordering::Release);
-                            std::thread::sleep(Duration::from_millis(5));
-                            item
-                        },
-                    )
-                })
-            }));
+            let helped = AtomicBool::new(false);
+            let outcome = caught_on_two(200, move |caller, item| {
+                counted.fetch_add(1, Ordering::Relaxed);
+                if me() == caller {
+                    until(&helped);
+                    panic!("caller fails");
+                }
+                helped.store(true, Ordering::Release);
+                std::thread::sleep(Duration::from_millis(5));
+                item
+            });
             assert!(outcome.is_err());
         });
         // The caller raised only once the helper had finished the item it
