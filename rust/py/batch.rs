@@ -7,7 +7,7 @@
 //! - The caller woke two pool threads and went to sleep. The kernel at times
 //!   put both on one core, and left them there for milliseconds while the
 //!   other core idled. A caller that keeps working stays on its core, and the
-//!   one helper it wakes then went to the idle one in every traced call.
+//!   one helper it wakes went to the idle one in most traced calls.
 //! - Each pool thread took the GIL for its own results. One that had to wait
 //!   for it slept, and the other took and released it again several times
 //!   before the sleeper woke: a wait of 1-3 ms, where the hold was a few µs.
