@@ -10,7 +10,7 @@
 //!   one helper it wakes went to the idle one in most traced calls.
 //! - Each pool thread took the GIL for its own results. One that had to wait
 //!   for it slept, and the other took and released it again several times
-//!   before the sleeper woke: a wait of 1-3 ms, where the hold was a few µs.
+//!   before the sleeper woke: waits far longer than the holds.
 //!
 //! Helpers take the longest items first, so that the last ones handed out are
 //! short and no thread is left with a long one while the others are idle. The
@@ -180,8 +180,7 @@ impl<T> Queue<T> {
             if total == 0 {
                 groups += 1;
             }
-            total += len.max(1);
-            if total >= group_len {
+            if !room_after(&mut total, len, group_len) {
                 total = 0;
             }
         }
@@ -198,17 +197,26 @@ impl<T> Queue<T> {
         let mut items = lock(&self.items);
         let mut group = Vec::new();
         let mut total = 0;
-        while total < self.group_len {
+        loop {
             let next = match end {
                 End::Longest => items.next(),
                 End::Shortest => items.next_back(),
             };
             let Some((i, len, item)) = next else { break };
-            total += len.max(1);
             group.push((i, item));
+            if !room_after(&mut total, len, self.group_len) {
+                break;
+            }
         }
         (!group.is_empty()).then_some(group)
     }
+}
+
+/// Adds an item of `len` to a group's `total`: whether the group has room for
+/// another after it (an empty item counts as 1, so groups always end).
+fn room_after(total: &mut usize, len: usize, group_len: usize) -> bool {
+    *total += len.max(1);
+    *total < group_len
 }
 
 /// Empties the queue if the caller unwinds, and waits for the helpers to
