@@ -7,7 +7,8 @@ Each round also times the loop in two processes at once: on a shared virtual
 machine the second core is not always a whole one, and that pair's speed-up
 over one loop tells what the machine gave in the same round. It is a
 reference, not a bound: ``chunk_texts`` saves the loop's per-call overhead
-and can pass it.
+and can pass it. Timings cover the calls; the release of their results is
+also reported timed with them (``fastnotebook.bench.runner.run_once``).
 
     python benches/bench_chunking.py [--corpus DIR] [--repeats N] [--megabytes N]
 """
@@ -30,7 +31,7 @@ from loguru import logger
 
 from fastnotebook import chunking
 from fastnotebook.bench import corpus
-from fastnotebook.bench.runner import time_rounds
+from fastnotebook.bench.runner import RunTimes, SelfTimed, run_once, time_rounds
 
 # Linux: writing 5 to clear_refs resets the peak (VmHWM) to the current
 # resident size, so the peak measured is the chunking's alone.
@@ -63,15 +64,15 @@ def _chunk_loop(docs: corpus.Corpus) -> Callable[[], object]:
 
 def _loop_worker(folder: Path | None, conn: Connection) -> None:
     """Sends the corpus size, then runs the loop once per message until told
-    to stop (None). The collector is off, as in the timings of this process."""
+    to stop (None), and sends back its times (``run_once``'s). The collector
+    is off, as in the timings of this process."""
     logger.remove()
     gc.disable()
     docs = _load(folder)
     loop = _chunk_loop(docs)
     conn.send(sum(d.size for d in docs.documents))
     while conn.recv() is not None:
-        loop()
-        conn.send(True)
+        conn.send(run_once(loop))
 
 
 def bench_parallel(docs: corpus.Corpus, folder: Path | None, repeats: int) -> None:
@@ -94,17 +95,20 @@ def bench_parallel(docs: corpus.Corpus, folder: Path | None, repeats: int) -> No
         if sizes != [size, size]:
             raise RuntimeError(f"the workers loaded {sizes} bytes, this process {size}")
 
-        def two_loops() -> None:
+        def two_loops() -> RunTimes:
+            """One loop in each worker at once: the pair's calls last as long
+            as the slower's, and so do its calls and release."""
             for parent in pipes:
                 parent.send(1)
-            for parent in pipes:
-                parent.recv()
+            times: list[RunTimes] = [parent.recv() for parent in pipes]
+            calls = max(call for call, _ in times)
+            return calls, max(call + release for call, release in times) - calls
 
         timings = time_rounds(
             {
                 "loop": _chunk_loop(docs),
                 "batch": lambda: chunking.chunk_texts(texts, None, paths),
-                "two processes": two_loops,
+                "two processes": SelfTimed(two_loops),
             },
             size,
             len(texts),
@@ -118,13 +122,13 @@ def bench_parallel(docs: corpus.Corpus, folder: Path | None, repeats: int) -> No
             worker.join(timeout=10)
             if worker.is_alive():
                 worker.terminate()
-    loop, batch = timings["loop"], timings["batch"]
+    loop, batch, pair = timings["loop"], timings["batch"], timings["two processes"]
     # A run of "two processes" chunks the corpus twice.
-    pair_mbs = [2 * mbs for mbs in timings["two processes"].mbs]
+    pair_mbs = [2 * mbs for mbs in pair.mbs]
     # Each round's jobs ran back to back: their ratios are steadier than the
     # ratio of medians when the shared machine's speed drifts.
-    paired = statistics.median(b / a for b, a in zip(batch.mbs, loop.mbs, strict=True))
-    machine = statistics.median(p / a for p, a in zip(pair_mbs, loop.mbs, strict=True))
+    paired = _median_ratio(batch.mbs, loop.mbs)
+    machine = _median_ratio(pair_mbs, loop.mbs)
     print(
         f"chunk_texts on {os.cpu_count()} cores: {batch.median:.0f} MB/s ({batch.spread()}) "
         f"against the chunk_text loop {loop.median:.0f} MB/s ({loop.spread()}): "
@@ -135,6 +139,21 @@ def bench_parallel(docs: corpus.Corpus, folder: Path | None, repeats: int) -> No
         f"{machine:.2f}x one loop (median of rounds): what the machine gave; "
         f"chunk_texts's speed-up is {paired / machine:.0%} of it"
     )
+    # The release of the result (CPython freeing every chunk string, on the
+    # calling thread) follows each call untimed; timed too, it is serial work
+    # that no batch function can share out.
+    with_release = _median_ratio(batch.mbs_with_release, loop.mbs_with_release)
+    pair_with_release = [2 * mbs for mbs in pair.mbs_with_release]
+    machine_with_release = _median_ratio(pair_with_release, loop.mbs_with_release)
+    print(
+        f"with the release of the results timed too: chunk_texts "
+        f"{batch.median_with_release / loop.median_with_release:.2f}x, "
+        f"median of round pairs {with_release:.2f}x; two processes {machine_with_release:.2f}x"
+    )
+
+
+def _median_ratio(numerators: list[float], denominators: list[float]) -> float:
+    return statistics.median(a / b for a, b in zip(numerators, denominators, strict=True))
 
 
 def bench_memory(docs: corpus.Corpus, megabytes: int) -> None:
