@@ -96,8 +96,9 @@ def bench_parallel(docs: corpus.Corpus, folder: Path | None, repeats: int) -> No
             raise RuntimeError(f"the workers loaded {sizes} bytes, this process {size}")
 
         def two_loops() -> RunTimes:
-            """One loop in each worker at once: the pair's calls last as long
-            as the slower's, and so do its calls and release."""
+            """One loop in each worker at once. The pair's calls take as long
+            as the slower worker's; with the release, as long as the slower
+            worker's calls and release together."""
             for parent in pipes:
                 parent.send(1)
             times: list[RunTimes] = [parent.recv() for parent in pipes]
