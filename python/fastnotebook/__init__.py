@@ -1,72 +1,68 @@
 """fastnotebook: the text preparation of Open Notebook's ``utils``, in Rust.
 
 ``from fastnotebook import chunk_text`` works like
-``from open_notebook.utils import chunk_text``; submodules mirror the
-original's (``fastnotebook.chunking`` for ``open_notebook.utils.chunking``).
-Names are imported lazily so that ``import fastnotebook`` stays cheap.
+``from open_notebook.utils import chunk_text``; the submodules mirror the
+original's (``fastnotebook.chunking`` for ``open_notebook.utils.chunking``) and
+are attributes of the package. Exceptions: ``fastnotebook.errors``. The
+application (database, pipeline, API, CLI) is ``fastnotebook.app``, imported
+only when asked for.
 """
 
-from __future__ import annotations
+from importlib import metadata as _metadata
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from fastnotebook import (
+    chunking as chunking,
+)
+from fastnotebook import (
+    context_builder as context_builder,
+)
+from fastnotebook import (
+    embedding as embedding,
+)
+from fastnotebook import (
+    errors as errors,
+)
+from fastnotebook import (
+    splitters as splitters,
+)
+from fastnotebook import (
+    text_utils as text_utils,
+)
+from fastnotebook import (
+    token_utils as token_utils,
+)
+from fastnotebook import (
+    version_utils as version_utils,
+)
+from fastnotebook.chunking import (
+    CHUNK_SIZE,
+    ContentType,
+    chunk_text,
+    chunk_texts,
+    detect_content_type,
+    detect_content_type_from_extension,
+    detect_content_type_from_heuristics,
+)
+from fastnotebook.embedding import generate_embedding, generate_embeddings, mean_pool_embeddings
+from fastnotebook.text_utils import (
+    clean_thinking_content,
+    extract_text_content,
+    parse_thinking_content,
+    remove_non_ascii,
+    remove_non_printable,
+)
+from fastnotebook.token_utils import token_cost, token_count, token_counts
+from fastnotebook.version_utils import (
+    compare_versions,
+    get_installed_version,
+    get_version_from_github,
+)
 
-if TYPE_CHECKING:
-    from fastnotebook.chunking import (
-        CHUNK_SIZE,
-        ContentType,
-        chunk_text,
-        chunk_texts,
-        detect_content_type,
-        detect_content_type_from_extension,
-        detect_content_type_from_heuristics,
-    )
-    from fastnotebook.embedding import (
-        generate_embedding,
-        generate_embeddings,
-        mean_pool_embeddings,
-    )
-    from fastnotebook.text_utils import (
-        clean_thinking_content,
-        extract_text_content,
-        parse_thinking_content,
-        remove_non_ascii,
-        remove_non_printable,
-    )
-    from fastnotebook.token_utils import token_cost, token_count, token_counts
-    from fastnotebook.version_utils import (
-        compare_versions,
-        get_installed_version,
-        get_version_from_github,
-    )
+__version__ = _metadata.version("fastnotebook")  # Cargo.toml's, through maturin
 
-__version__ = "0.1.0"
-
-_EXPORTS: dict[str, str] = {
-    "CHUNK_SIZE": "chunking",
-    "ContentType": "chunking",
-    "chunk_text": "chunking",
-    "chunk_texts": "chunking",
-    "detect_content_type": "chunking",
-    "detect_content_type_from_extension": "chunking",
-    "detect_content_type_from_heuristics": "chunking",
-    "generate_embedding": "embedding",
-    "generate_embeddings": "embedding",
-    "mean_pool_embeddings": "embedding",
-    "clean_thinking_content": "text_utils",
-    "extract_text_content": "text_utils",
-    "parse_thinking_content": "text_utils",
-    "remove_non_ascii": "text_utils",
-    "remove_non_printable": "text_utils",
-    "token_count": "token_utils",
-    "token_cost": "token_utils",
-    "token_counts": "token_utils",
-    "compare_versions": "version_utils",
-    "get_installed_version": "version_utils",
-    "get_version_from_github": "version_utils",
-}
-
-__all__ = [  # noqa: RUF022 -- grouped as the original's __init__
+# The original's ``open_notebook.utils`` re-exports, plus ``chunk_texts`` and
+# ``token_counts``; the submodules above are public too.
+__all__ = [  # noqa: RUF022 -- grouped by submodule, as the original's
     "CHUNK_SIZE",
     "ContentType",
     "chunk_text",
@@ -89,16 +85,3 @@ __all__ = [  # noqa: RUF022 -- grouped as the original's __init__
     "get_installed_version",
     "get_version_from_github",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'fastnotebook' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"fastnotebook.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])

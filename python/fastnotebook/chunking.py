@@ -297,17 +297,6 @@ class ContentType(Enum):
     PLAIN = "plain"
 
 
-_DEBUG = logger.level("DEBUG").no
-
-
-#: loguru's state shared by every `logger`. Its ``min_level`` (the lowest
-#: level of its handlers) is loguru's own first test of a message: read
-#: directly, it spares two calls into loguru that would cost a tenth of
-#: chunking a small document. Should the attribute go away, every message
-#: goes to loguru as before.
-_LOGURU_CORE = getattr(logger, "_core", None)
-
-
 def _path_str(file_path: Any) -> str | None:
     """The path as ``pathlib.Path`` would read it; None where it would fail."""
     if not file_path:
@@ -405,7 +394,7 @@ def chunk_text(
         None if file_path is None else _path_str(file_path),
         *sizes,
     )
-    if split_as is not None and getattr(_LOGURU_CORE, "min_level", 0) <= _DEBUG:
+    if split_as is not None:
         logger.debug("Chunking text with content type: {}", split_as)
         if chosen_unit == "chars":
             logger.debug("Created {} chunks from {} characters", len(chunks), length)
@@ -430,8 +419,8 @@ def chunk_texts(
     (``RAYON_NUM_THREADS`` sets the total) chunk with the GIL released; the
     calling thread alone takes it, briefly, to build the result strings."""
     texts = [t if t else "" for t in texts]
-    for t in texts:
-        _text_arg(t, "texts[i]")
+    for i, t in enumerate(texts):
+        _text_arg(t, f"texts[{i}]")
     types = None if content_types is None else [_content_type_arg(c) for c in content_types]
     paths = None if file_paths is None else [_path_str(p) for p in file_paths]
     return _core.chunk_texts(texts, types, paths, *_effective(unit)[1])

@@ -40,13 +40,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Literal
 
 from loguru import logger
 
-from fastnotebook.domain.notebook import ContextSize, Note, Notebook, Source, SourceInsight
-from fastnotebook.exceptions import InvalidInputError
+from fastnotebook.errors import InvalidInputError
 from fastnotebook.token_utils import token_count, token_counts
+
+if TYPE_CHECKING:
+    from fastnotebook.app.domain.notebook import ContextSize, Note, Source
 
 __all__ = [
     "ContextBuilder",
@@ -56,6 +59,20 @@ __all__ = [
     "build_notebook_context",
     "build_source_context",
 ]
+
+
+def _records() -> ModuleType:
+    """The database's notebook records, imported when a builder first loads
+    them: items added by hand need no database."""
+    try:
+        from fastnotebook.app.domain import notebook
+    except ImportError as e:
+        raise ImportError(
+            f"ContextBuilder loads notebooks from the database, which needs the app extra "
+            f"(pip install 'fastnotebook[app]'): {e}"
+        ) from e
+    return notebook
+
 
 ItemType = Literal["source", "note", "insight"]
 DEFAULT_PRIORITY_WEIGHTS = {"source": 100, "note": 50, "insight": 75}
@@ -183,14 +200,14 @@ class ContextBuilder:
             if "not in" in level:
                 continue
             try:
-                wanted.append((str(Source.record_id(source_id)), level))
+                wanted.append((str(_records().Source.record_id(source_id)), level))
             except InvalidInputError as e:
                 logger.warning("Source {} skipped: {}", source_id, e)
         full = [rid for rid, level in wanted if "full content" in level]
         short = [rid for rid, level in wanted if "full content" not in level]
         loaded = {
-            "long": {s.id: s for s in await Source.get_many(full, full_text=True)},
-            "short": {s.id: s for s in await Source.get_many(short, full_text=False)},
+            "long": {s.id: s for s in await _records().Source.get_many(full, full_text=True)},
+            "short": {s.id: s for s in await _records().Source.get_many(short, full_text=False)},
         }
         entries: list[tuple[Source, str]] = []
         for rid, level in wanted:
@@ -202,7 +219,7 @@ class ContextBuilder:
         await self._add_loaded_sources(entries)
 
     async def _add_loaded_sources(self, entries: Sequence[tuple[Source, str]]) -> None:
-        insights = await SourceInsight.for_sources([s.id for s, _ in entries if s.id])
+        insights = await _records().SourceInsight.for_sources([s.id for s, _ in entries if s.id])
         for source, level in entries:
             source_insights = insights.get(str(source.id), [])
             size: ContextSize = "long" if "full content" in level else "short"
@@ -220,7 +237,7 @@ class ContextBuilder:
     async def _add_notebook_context(self, notebook_id: str) -> None:
         """Add the notebook's sources and notes as the config says (all of
         them by default). ``NotFoundError`` if there is no such notebook."""
-        notebook = await Notebook.get(notebook_id)
+        notebook = await _records().Notebook.get(notebook_id)
         if self.context_config.sources:
             await self._add_sources_context(self.context_config.sources)
         else:
@@ -253,10 +270,12 @@ class ContextBuilder:
             if "not in" in level:
                 continue
             try:
-                wanted.append((str(Note.record_id(note_id)), level))
+                wanted.append((str(_records().Note.record_id(note_id)), level))
             except InvalidInputError as e:
                 logger.warning("Note {} skipped: {}", note_id, e)
-        loaded = {note.id: note for note in await Note.get_many([rid for rid, _ in wanted])}
+        loaded = {
+            note.id: note for note in await _records().Note.get_many([rid for rid, _ in wanted])
+        }
         entries: list[tuple[Note, str]] = []
         for rid, level in wanted:
             note = loaded.get(rid)

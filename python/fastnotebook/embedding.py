@@ -11,7 +11,7 @@
   chunked (``fastnotebook.chunking``) and its chunk vectors mean-pooled.
 
 The model comes from ``model_manager.get_embedding_model()`` (see
-``fastnotebook.ai.model_manager``); code that patches
+``fastnotebook.app.ai.model_manager``); code that patches
 ``fastnotebook.embedding.model_manager.get_embedding_model`` works as with the
 original.
 
@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 from loguru import logger
 
 from fastnotebook import _core
-from fastnotebook.ai import model_manager
 from fastnotebook.chunking import ContentType, chunk_text
 
 if TYPE_CHECKING:
@@ -47,8 +46,22 @@ __all__ = [
     "mean_pool",
     "mean_pool_embeddings",
     "mean_pool_segments",
-    "model_manager",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # ``model_manager`` is imported on first use: it brings in esperanto, which
+    # the pooling functions do not need. Tests and callers patch it here.
+    if name == "model_manager":
+        from fastnotebook.app.ai import model_manager
+
+        globals()["model_manager"] = model_manager
+        return model_manager
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _model_manager() -> Any:
+    return globals().get("model_manager") or __getattr__("model_manager")
 
 
 def _get_embedding_batch_size() -> int:
@@ -100,7 +113,7 @@ async def generate_embeddings(texts: list[str], command_id: str | None = None) -
     """
     if not texts:
         return []
-    embedding_model = await model_manager.get_embedding_model()
+    embedding_model = await _model_manager().get_embedding_model()
     if not embedding_model:
         raise ValueError(
             "No embedding model configured. Please configure one in the Models section."

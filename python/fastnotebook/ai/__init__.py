@@ -1,2 +1,0 @@
-"""Model integration: embedding models through esperanto, and local models
-that run offline (``fastnotebook.ai.local_models``)."""

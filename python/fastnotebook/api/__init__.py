@@ -1,5 +1,0 @@
-"""The HTTP API (FastAPI): ``create_app()``, served by ``fastnotebook serve``."""
-
-from fastnotebook.api.app import create_app, serve
-
-__all__ = ["create_app", "serve"]

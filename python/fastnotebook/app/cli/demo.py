@@ -1,0 +1,81 @@
+"""``fastnotebook demo``: the main job end to end on the bundled samples.
+
+Ingests ``samples/`` and the README, embeds them with the configured model
+(the offline default unless ``FASTNOTEBOOK_EMBEDDING_PROVIDER`` says
+otherwise), and runs a few searches whose words differ from the documents'.
+The database is the repository's own, ``target/demo`` (ignored by git,
+removed by ``make clean``), not the user's: the demo never touches a real
+notebook. A second run finds everything unchanged and only searches again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+from fastnotebook.app.cli.pipeline_commands import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    run_embed,
+    search_paths,
+    with_database,
+)
+from fastnotebook.app.cli.summaries import hits_text, ingest_summary
+from fastnotebook.app.database import Database, DatabaseSettings
+from fastnotebook.app.pipeline import EmbedOptions, ingest
+
+__all__ = ["QUERIES", "add_command"]
+
+REPOSITORY = Path(__file__).resolve().parents[4]
+DEMO_DATA_DIR = REPOSITORY / "target" / "demo"
+QUERIES = (
+    "start another program and capture what it prints",
+    "pack several files into one compressed archive",
+    "make a password that nobody can guess",
+    "show which lines differ between two versions of a text",
+    "keep the smallest item at hand while adding new ones",
+)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    paths = args.paths or [REPOSITORY / "samples", REPOSITORY / "README.md"]
+    missing = [str(p) for p in paths if not Path(p).exists()]
+    if missing:
+        print(f"not found: {', '.join(missing)} (run the demo from a checkout of the repository)")
+        return EXIT_FAILED
+    data_dir = Path(args.data_dir) if args.data_dir else DEMO_DATA_DIR
+    settings = DatabaseSettings(
+        DatabaseSettings.embedded_url(data_dir), full_text_search=args.full_text
+    )
+
+    async def work(db: Database) -> int:
+        from fastnotebook.app.domain import vector_search
+
+        print(f"database: {data_dir}\n")
+        print(ingest_summary(await ingest(paths, db, progress=not args.quiet)) + "\n")
+        code = await run_embed(EmbedOptions(), args.quiet)
+        if code == EXIT_INTERRUPTED:
+            return code
+        for query in args.query or QUERIES:
+            hits = await vector_search(query, args.k)
+            print(f'\nsearch "{query}"')
+            print(hits_text(hits, await search_paths(db, hits)))
+        return code
+
+    return asyncio.run(with_database(work, settings))
+
+
+def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    demo = sub.add_parser("demo", help="ingest and embed the bundled samples, then search them")
+    demo.add_argument("paths", nargs="*", help="files or folders (default: samples/, README.md)")
+    demo.add_argument("--data-dir", help=f"database folder (default: {DEMO_DATA_DIR})")
+    demo.add_argument("--query", action="append", help="a search to run (repeatable)")
+    demo.add_argument("-k", type=int, default=3, help="hits per search (default 3)")
+    demo.add_argument(
+        "--full-text",
+        action="store_true",
+        help="also build the BM25 full-text indexes (several times slower)",
+    )
+    demo.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    demo.set_defaults(run=cmd_demo)

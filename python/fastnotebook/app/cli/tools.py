@@ -1,0 +1,98 @@
+"""The commands that work on files alone: ``chunk``, ``bench``, ``serve``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from fastnotebook import chunking
+
+__all__ = ["add_commands"]
+
+
+def _read(path: Path) -> str:
+    # Undecodable bytes survive as lone surrogates; chunking keeps them.
+    return path.read_text(encoding="utf-8", errors="surrogateescape")
+
+
+def cmd_chunk(args: argparse.Namespace) -> int:
+    path = Path(args.file)
+    text = _read(path)
+    content_type = chunking.detect_content_type(text, str(path))
+    chunks = chunking.chunk_text(text, file_path=str(path))
+    if args.json:
+        record = {"file": str(path), "content_type": content_type.value, "chunks": chunks}
+        json.dump(record, sys.stdout, ensure_ascii=False, indent=2)
+        print()
+        return 0
+    print(f"{path}: {content_type.value}, {len(text):,} characters, {len(chunks)} chunks")
+    for i, chunk in enumerate(chunks):
+        print(f"--- chunk {i} ({len(chunk)} characters)")
+        print(chunk)
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from fastnotebook.bench import corpus, report, runner
+
+    if missing := report.missing_output_libraries():
+        print(
+            f"fastnotebook bench needs {' and '.join(missing)}: pip install 'fastnotebook[bench]'",
+            file=sys.stderr,
+        )
+        return 2
+    docs = corpus.load(Path(args.corpus)) if args.corpus else corpus.default()
+    if args.max_documents:
+        docs.documents = [
+            d for kind in corpus.KINDS for d in docs.by_kind(kind)[: args.max_documents]
+        ]
+    out = Path(args.out)
+    result = runner.run(
+        docs,
+        out,
+        args.repeats,
+        memory=not args.no_memory,
+        pooling_documents=args.pooling_documents,
+    )
+    report.print_report(result)
+    (out / "bench.md").write_text(report.markdown(result), encoding="utf-8")
+    plots = report.plot(result, out)
+    print(f"\nwrote {out / 'bench.json'}, {out / 'bench.md'}, " + ", ".join(map(str, plots)))
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from fastnotebook.app.api import serve
+
+    serve(host=args.host, port=args.port)
+    return 0
+
+
+def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    chunk = sub.add_parser("chunk", help="print the chunks of one file (type detected)")
+    chunk.add_argument("file")
+    chunk.add_argument("--json", action="store_true", help="machine-readable output")
+    chunk.set_defaults(run=cmd_chunk)
+
+    bench = sub.add_parser(
+        "bench", help="compare chunking speed and quality with the original and peer libraries"
+    )
+    bench.add_argument("--corpus", help="folder of .html/.md/.txt files (default: shared or built)")
+    bench.add_argument("--out", default="bench-results", help="folder for JSON, Markdown, plots")
+    bench.add_argument("--repeats", type=int, default=5, help="timed rounds (default 5)")
+    bench.add_argument("--max-documents", type=int, default=0, help="at most N per content type")
+    bench.add_argument("--no-memory", action="store_true", help="skip peak-memory measurement")
+    bench.add_argument(
+        "--pooling-documents",
+        type=int,
+        default=1000,
+        help="documents of 8 x 768 floats in the list pooling case (x10 for arrays)",
+    )
+    bench.set_defaults(run=cmd_bench)
+
+    serve = sub.add_parser("serve", help="serve the context API over HTTP (FastAPI)")
+    serve.add_argument("--host", default="127.0.0.1", help="address (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
+    serve.set_defaults(run=cmd_serve)

@@ -1,0 +1,247 @@
+"""fastnotebook's schema: versioned migrations plus two kinds of index that
+are set up on demand.
+
+The tables and fields are those Open Notebook's code reads and writes
+(``notebook``, ``source``, ``source_insight``, ``source_embedding``, ``note``
+and the ``reference`` / ``artifact`` relations), so the domain layer works on
+an Open Notebook database as well as on fastnotebook's own.
+
+- Migrations are applied in order, each in one transaction together with the
+  version bump, so a failed migration leaves the previous version intact.
+- Vector (HNSW) indexes need a fixed dimension in SurrealDB 2.3, and the
+  dimension depends on the embedding model, so they are defined by
+  ``ensure_vector_indexes(dimension)`` the first time vectors are written.
+- Full-text (BM25) indexes cost about a millisecond for every distinct term a
+  write adds, so they are optional (``DatabaseSettings.full_text_search``) and
+  defined by ``ensure_search_indexes``.
+"""
+
+from __future__ import annotations
+
+from loguru import logger
+
+from fastnotebook.app.database.connection import Database, get_database
+from fastnotebook.errors import DatabaseOperationError, InvalidInputError
+
+__all__ = [
+    "MIGRATIONS",
+    "SEARCH_INDEXED_FIELDS",
+    "VECTOR_TABLES",
+    "drop_vector_indexes",
+    "ensure_search_indexes",
+    "ensure_vector_indexes",
+    "migrate",
+    "schema_version",
+    "vector_dimension",
+]
+
+META = "fastnotebook_meta"
+
+
+def _timestamps(table: str) -> str:
+    # `created` keeps the first value it was given (or the time of creation);
+    # `updated` is the time of the latest write.
+    return f"""
+DEFINE FIELD IF NOT EXISTS created ON TABLE {table} TYPE datetime
+    DEFAULT time::now() VALUE $before OR $value;
+DEFINE FIELD IF NOT EXISTS updated ON TABLE {table} TYPE datetime VALUE time::now();
+"""
+
+
+_CORE = f"""
+DEFINE TABLE IF NOT EXISTS notebook SCHEMAFULL;
+DEFINE FIELD IF NOT EXISTS name ON TABLE notebook TYPE option<string>;
+DEFINE FIELD IF NOT EXISTS description ON TABLE notebook TYPE option<string>;
+DEFINE FIELD IF NOT EXISTS archived ON TABLE notebook TYPE option<bool> DEFAULT false;
+{_timestamps("notebook")}
+
+DEFINE TABLE IF NOT EXISTS source SCHEMAFULL;
+DEFINE FIELD IF NOT EXISTS asset ON TABLE source FLEXIBLE TYPE option<object>;
+DEFINE FIELD IF NOT EXISTS title ON TABLE source TYPE option<string>;
+DEFINE FIELD IF NOT EXISTS topics ON TABLE source TYPE option<array<string>>;
+DEFINE FIELD IF NOT EXISTS full_text ON TABLE source TYPE option<string>;
+{_timestamps("source")}
+
+DEFINE TABLE IF NOT EXISTS source_insight SCHEMAFULL;
+DEFINE FIELD IF NOT EXISTS source ON TABLE source_insight TYPE record<source>;
+DEFINE FIELD IF NOT EXISTS insight_type ON TABLE source_insight TYPE string;
+DEFINE FIELD IF NOT EXISTS content ON TABLE source_insight TYPE string;
+DEFINE FIELD IF NOT EXISTS embedding ON TABLE source_insight TYPE option<array<float>>;
+{_timestamps("source_insight")}
+DEFINE INDEX IF NOT EXISTS source_insight_by_source ON TABLE source_insight FIELDS source;
+
+-- One row per chunk of a source's text, in reading order.
+DEFINE TABLE IF NOT EXISTS source_embedding SCHEMAFULL;
+DEFINE FIELD IF NOT EXISTS source ON TABLE source_embedding TYPE record<source>;
+DEFINE FIELD IF NOT EXISTS order ON TABLE source_embedding TYPE int;
+DEFINE FIELD IF NOT EXISTS content ON TABLE source_embedding TYPE string;
+DEFINE FIELD IF NOT EXISTS embedding ON TABLE source_embedding TYPE array<float>;
+DEFINE INDEX IF NOT EXISTS source_embedding_by_source ON TABLE source_embedding FIELDS source;
+
+DEFINE TABLE IF NOT EXISTS note SCHEMAFULL;
+DEFINE FIELD IF NOT EXISTS title ON TABLE note TYPE option<string>;
+DEFINE FIELD IF NOT EXISTS note_type ON TABLE note TYPE option<string>
+    ASSERT $value = NONE OR $value IN ["human", "ai"];
+DEFINE FIELD IF NOT EXISTS content ON TABLE note TYPE option<string>;
+DEFINE FIELD IF NOT EXISTS embedding ON TABLE note TYPE option<array<float>>;
+{_timestamps("note")}
+
+-- source -> notebook and note -> notebook memberships. Deleting either end
+-- deletes the edge. A notebook's members are looked up by index: in SurrealDB
+-- 2.3 that is several times faster than the graph traversal <-reference<-.
+DEFINE TABLE IF NOT EXISTS reference TYPE RELATION IN source OUT notebook;
+DEFINE INDEX IF NOT EXISTS reference_by_notebook ON TABLE reference FIELDS out;
+DEFINE TABLE IF NOT EXISTS artifact TYPE RELATION IN note OUT notebook;
+DEFINE INDEX IF NOT EXISTS artifact_by_notebook ON TABLE artifact FIELDS out;
+
+-- A source's insights and chunks go with it.
+DEFINE EVENT IF NOT EXISTS source_removed ON TABLE source WHEN $event = "DELETE" THEN {{
+    DELETE source_insight WHERE source = $before.id;
+    DELETE source_embedding WHERE source = $before.id;
+}};
+"""
+
+
+def _forget_state_on_delete(table: str) -> str:
+    return f"""
+DEFINE EVENT IF NOT EXISTS {table}_embedding_state_removed ON TABLE {table}
+    WHEN $event = "DELETE" THEN {{ DELETE type::thing("embedding_state", [$before.id]); }};
+"""
+
+
+# What the bulk pipeline (fastnotebook.app.pipeline) needs: a document's front
+# matter, and what each record was last embedded from, so that unchanged
+# records are skipped. A state row's id is `embedding_state:[<record id>]`;
+# it is written in the same transaction as the vectors it describes.
+_EMBEDDING_STATE = f"""
+DEFINE FIELD IF NOT EXISTS metadata ON TABLE source FLEXIBLE TYPE option<object>;
+
+DEFINE TABLE IF NOT EXISTS embedding_state SCHEMAFULL;
+DEFINE FIELD IF NOT EXISTS record ON TABLE embedding_state
+    TYPE record<source | source_insight | note>;
+DEFINE FIELD IF NOT EXISTS kind ON TABLE embedding_state TYPE string;
+DEFINE FIELD IF NOT EXISTS content_hash ON TABLE embedding_state TYPE string;
+DEFINE FIELD IF NOT EXISTS model ON TABLE embedding_state TYPE string;
+DEFINE FIELD IF NOT EXISTS chunking ON TABLE embedding_state TYPE string;
+DEFINE FIELD IF NOT EXISTS epoch ON TABLE embedding_state TYPE int;
+DEFINE FIELD IF NOT EXISTS chunks ON TABLE embedding_state TYPE int;
+DEFINE FIELD IF NOT EXISTS embedded ON TABLE embedding_state TYPE datetime VALUE time::now();
+DEFINE INDEX IF NOT EXISTS embedding_state_by_kind ON TABLE embedding_state FIELDS kind;
+{_forget_state_on_delete("source")}
+{_forget_state_on_delete("source_insight")}
+{_forget_state_on_delete("note")}
+"""
+
+# Migration n (1-based) is MIGRATIONS[n - 1]. Append only.
+MIGRATIONS: tuple[str, ...] = (_CORE, _EMBEDDING_STATE)
+
+# Tables whose `embedding` field holds model vectors.
+VECTOR_TABLES = ("source_embedding", "source_insight", "note")
+
+# (table, field) pairs that text_search looks in.
+SEARCH_INDEXED_FIELDS = (
+    ("source", "title"),
+    ("source", "full_text"),
+    ("source_embedding", "content"),
+    ("source_insight", "content"),
+    ("note", "title"),
+    ("note", "content"),
+)
+ANALYZER = "fastnotebook_text"
+
+
+async def schema_version(db: Database | None = None) -> int:
+    """The number of migrations applied to the database (0 for a new one)."""
+    db = db or await get_database()
+    version = await db.query(f"RETURN (SELECT VALUE version FROM ONLY {META}:schema) ?? 0;")
+    return int(version or 0)
+
+
+async def migrate(db: Database | None = None) -> int:
+    """Apply the migrations the database lacks, then the full-text indexes if
+    the settings ask for them. Returns the schema version."""
+    db = db or await get_database()
+    current = await schema_version(db)
+    if current > len(MIGRATIONS):
+        raise DatabaseOperationError(
+            f"the database schema is version {current}, newer than this fastnotebook "
+            f"({len(MIGRATIONS)}): upgrade fastnotebook"
+        )
+    for version in range(current + 1, len(MIGRATIONS) + 1):
+        logger.info("Applying database migration {}", version)
+        await db.query_all(
+            f"BEGIN TRANSACTION;\n{MIGRATIONS[version - 1]}\n"
+            f"UPSERT {META}:schema SET version = $version RETURN NONE;\nCOMMIT TRANSACTION;",
+            {"version": version},
+        )
+    if db.settings.full_text_search:
+        await ensure_search_indexes(db)
+    return len(MIGRATIONS)
+
+
+async def ensure_search_indexes(db: Database | None = None) -> None:
+    """Define the analyzer and BM25 indexes ``text_search`` uses (idempotent)."""
+    db = db or await get_database()
+    statements = [
+        f"DEFINE ANALYZER IF NOT EXISTS {ANALYZER} TOKENIZERS blank, class, camel, punct "
+        "FILTERS lowercase, ascii, snowball(english);"
+    ]
+    statements += [
+        f"DEFINE INDEX IF NOT EXISTS {table}_{field}_search ON TABLE {table} FIELDS {field} "
+        f"SEARCH ANALYZER {ANALYZER} BM25 HIGHLIGHTS;"
+        for table, field in SEARCH_INDEXED_FIELDS
+    ]
+    await db.query_all("\n".join(statements))
+
+
+async def vector_dimension(db: Database | None = None) -> int | None:
+    """The dimension of the vector indexes, or None before any are defined."""
+    db = db or await get_database()
+    dimension = await db.query(f"RETURN (SELECT VALUE dimension FROM ONLY {META}:vectors);")
+    return None if dimension is None else int(dimension)
+
+
+async def ensure_vector_indexes(dimension: int, db: Database | None = None) -> None:
+    """Define HNSW (cosine) indexes of ``dimension`` on every vector field, once.
+
+    Raises ``InvalidInputError`` if the indexes exist with another dimension:
+    vectors of two models cannot share an index (re-embed everything instead).
+    """
+    if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
+        raise InvalidInputError(f"invalid embedding dimension {dimension!r}")
+    db = db or await get_database()
+    existing = await vector_dimension(db)
+    if existing == dimension:
+        return
+    if existing is not None:
+        raise InvalidInputError(
+            f"the database's vector indexes have dimension {existing}, not {dimension}: "
+            "embeddings of different models cannot be mixed"
+        )
+    indexes = "\n".join(
+        f"DEFINE INDEX IF NOT EXISTS {table}_embedding_hnsw ON TABLE {table} FIELDS embedding "
+        f"HNSW DIMENSION {dimension} DIST COSINE;"
+        for table in VECTOR_TABLES
+    )
+    await db.query_all(
+        f"BEGIN TRANSACTION;\n{indexes}\n"
+        f"UPSERT {META}:vectors SET dimension = $dimension RETURN NONE;\nCOMMIT TRANSACTION;",
+        {"dimension": dimension},
+    )
+    logger.info("Defined {}-dimension vector indexes", dimension)
+
+
+async def drop_vector_indexes(db: Database | None = None) -> None:
+    """Remove the vector indexes (and their recorded dimension), so that
+    vectors of a model with another dimension can be indexed: re-embed every
+    record, then ``ensure_vector_indexes`` with the new dimension. Until then
+    ``vector_search`` scans the vectors of the query's dimension."""
+    db = db or await get_database()
+    removals = "\n".join(
+        f"REMOVE INDEX IF EXISTS {table}_embedding_hnsw ON TABLE {table};"
+        for table in VECTOR_TABLES
+    )
+    await db.query_all(
+        f"BEGIN TRANSACTION;\n{removals}\nDELETE {META}:vectors RETURN NONE;\nCOMMIT TRANSACTION;"
+    )
+    logger.info("Removed the vector indexes")

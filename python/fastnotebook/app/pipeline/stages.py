@@ -1,0 +1,525 @@
+"""``fastnotebook embed``: (re-)embed sources, insights and notes in bulk.
+
+What is stored is what Open Notebook's ``embed_source``, ``embed_insight``
+and ``embed_note`` commands store: a source's text is chunked (by its file
+type) and every chunk becomes a ``source_embedding`` row (order, text,
+vector); an insight's or a note's content is chunked as Markdown and its
+chunks' vectors mean-pooled into the record's ``embedding`` (a text of one
+chunk keeps that chunk's vector, as the original does). Unlike the original,
+which queues one job per record, the records flow through four stages that
+run at the same time, joined by bounded queues:
+
+    read (database) -> chunk + hash (Rust, all cores) -> model -> write (database)
+
+- read: the texts of the due records (see ``state.plan``), a few MB per query;
+- chunk: in a worker thread, with the GIL released; texts are hashed there too;
+- model: batches of ``EMBEDDING_BATCH_SIZE`` chunks, across record
+  boundaries, each retried as ``generate_embeddings`` does; while a batch is
+  in the model the next one is already chunked and waiting;
+- write: finished records in groups of up to ``write_rows`` rows, one
+  transaction per group (``fastnotebook.app.pipeline.writer``).
+
+The queues hold at most a few read batches, so memory does not grow with the
+corpus. A batch that fails after its retries is retried record by record,
+once, so that one record the provider refuses is reported alone and the
+others go on. Setting ``stop`` (Ctrl-C) finishes the model call in flight,
+writes every finished record and returns; records still half-embedded are
+left due for the next run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from loguru import logger
+
+from fastnotebook import embedding
+from fastnotebook.app.ai import model_manager
+from fastnotebook.app.database import (
+    Database,
+    drop_vector_indexes,
+    ensure_vector_indexes,
+    get_database,
+    vector_dimension,
+)
+from fastnotebook.app.pipeline import faults
+from fastnotebook.app.pipeline.progress import Progress, StageClock
+from fastnotebook.app.pipeline.state import (
+    KINDS,
+    TEXT_FIELD,
+    Item,
+    Kind,
+    Plan,
+    Rebuild,
+    Settings,
+    bump_epochs,
+    chunking_fingerprint,
+    epochs,
+    plan,
+)
+from fastnotebook.app.pipeline.writer import Finished, write_group
+from fastnotebook.chunking import ContentType, chunk_texts, get_chunking_config
+from fastnotebook.errors import ConfigurationError, DatabaseOperationError
+
+__all__ = ["EmbedOptions", "EmbedReport", "KindCounts", "embed", "model_settings"]
+
+
+@dataclass(frozen=True)
+class EmbedOptions:
+    """What to embed and how much work to keep in flight."""
+
+    kinds: tuple[Kind, ...] = KINDS
+    rebuild: Rebuild | None = None
+    batch_size: int = 0  # chunks per model call; 0: EMBEDDING_BATCH_SIZE
+    read_bytes: int = 4_000_000  # text per database read
+    read_items: int = 256  # records per database read
+    write_rows: int = 128  # rows per write transaction
+    queue_batches: int = 2  # read batches waiting between stages
+    finished_items: int = 32  # records waiting to be written
+
+
+@dataclass
+class KindCounts:
+    due: int = 0
+    embedded: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    chunks: int = 0
+    bytes: int = 0
+
+
+@dataclass
+class EmbedReport:
+    model: str
+    chunking: str
+    counts: dict[str, KindCounts] = field(default_factory=dict)
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    interrupted: bool = False
+    seconds: float = 0.0
+    clock: StageClock = field(default_factory=StageClock)
+
+    @property
+    def embedded(self) -> int:
+        return sum(c.embedded for c in self.counts.values())
+
+    @property
+    def failed(self) -> int:
+        return sum(c.failed for c in self.counts.values())
+
+
+@dataclass
+class _Loaded:
+    item: Item
+    text: str
+    path: str | None
+
+
+@dataclass(eq=False)  # compared and hashed by identity
+class _Work:
+    """A record between the chunker and the writer."""
+
+    item: Item
+    content_hash: str
+    chunks: list[str]
+    vectors: list[list[float] | None]
+    pending: int
+    failed: bool = False
+
+
+_CONNECTION_OPTION = re.compile(
+    r"key|token|secret|password|url|host|timeout|retr|organization|project|batch|concurren"
+)
+
+
+async def model_settings() -> Settings:
+    """The settings that the configured model and chunking give a record's
+    vectors; ``ValueError`` when no model is configured."""
+    config = model_manager.embedding_config()
+    model = await model_manager.get_embedding_model()
+    if config is None or model is None:
+        raise ValueError(
+            "No embedding model configured. Please configure one in the Models section."
+        )
+    name = getattr(model, "model_name", None) or config.model_name or model.get_model_name()
+    # Provider options that change vectors (dimensions, max_tokens) are part of
+    # the model's identity; credentials and connection options are not.
+    options = {
+        k: v for k, v in sorted(config.config.items()) if not _CONNECTION_OPTION.search(k.lower())
+    }
+    model_id = f"{config.provider}/{name}"
+    if options:
+        model_id += " " + json.dumps(options, sort_keys=True, default=str)
+    return Settings(model_id, chunking_fingerprint(get_chunking_config()))
+
+
+def _groups(items: Sequence[Item], max_bytes: int, max_items: int) -> Iterator[list[Item]]:
+    group: list[Item] = []
+    size = 0
+    for item in items:
+        if group and (size + item.size > max_bytes or len(group) >= max_items):
+            yield group
+            group, size = [], 0
+        group.append(item)
+        size += item.size
+    if group:
+        yield group
+
+
+def _prepare(kind: Kind, batch: list[_Loaded]) -> tuple[list[_Work], float, float]:
+    """Hash and chunk a read batch (in a worker thread). Returns the work and
+    the seconds spent hashing and chunking."""
+    start = time.perf_counter()
+    hashes = [hashlib.sha256(b.text.encode("utf-8")).hexdigest() for b in batch]
+    hashed = time.perf_counter()
+    if kind == "source":
+        chunked = chunk_texts([b.text for b in batch], file_paths=[b.path for b in batch])
+    else:
+        # As Open Notebook's generate_embedding: stripped, split as Markdown.
+        texts = [b.text.strip() for b in batch]
+        chunked = chunk_texts(texts, content_types=[ContentType.MARKDOWN] * len(texts))
+    done = time.perf_counter()
+    work = [
+        _Work(b.item, h, chunks, [None] * len(chunks), len(chunks))
+        for b, h, chunks in zip(batch, hashes, chunked, strict=True)
+    ]
+    return work, hashed - start, done - hashed
+
+
+class _Run:
+    """One ``embed`` run: the four stages and what they share."""
+
+    def __init__(
+        self,
+        db: Database,
+        options: EmbedOptions,
+        settings: Settings,
+        epochs: dict[str, int],
+        report: EmbedReport,
+        progress: Progress | None,
+        stop: asyncio.Event,
+    ) -> None:
+        self.db, self.options, self.settings, self.epochs = db, options, settings, epochs
+        self.report, self.clock, self.progress, self.stop = report, report.clock, progress, stop
+        self.batch_size = options.batch_size or embedding.EMBEDDING_BATCH_SIZE
+        self.dimension: int | None = None
+        self.index_deferred = False
+
+    # --- stages -------------------------------------------------------------
+
+    async def read(self, due: Plan, out: asyncio.Queue[tuple[Kind, list[_Loaded]] | None]) -> None:
+        for kind in self.options.kinds:
+            field_name = TEXT_FIELD[kind]
+            path = ", asset.file_path AS path" if kind == "source" else ""
+            for group in _groups(
+                due.due.get(kind, []), self.options.read_bytes, self.options.read_items
+            ):
+                if self.stop.is_set():
+                    break
+                with self.clock.measure("load"):
+                    rows = await self.db.query(
+                        f"SELECT id, {field_name} AS text{path} FROM $ids;",
+                        {"ids": [item.id for item in group]},
+                    )
+                found = {str(row["id"]): row for row in rows or []}
+                batch = [
+                    _Loaded(item, row.get("text") or "", row.get("path"))
+                    for item in group
+                    if (row := found.get(str(item.id))) is not None
+                ]
+                if batch:
+                    await out.put((kind, batch))
+        await out.put(None)
+
+    async def chunk(
+        self,
+        inp: asyncio.Queue[tuple[Kind, list[_Loaded]] | None],
+        out: asyncio.Queue[list[_Work] | None],
+    ) -> None:
+        while (batch := await inp.get()) is not None:
+            kind, loaded = batch
+            work, hashing, chunking = await asyncio.to_thread(_prepare, kind, loaded)
+            self.clock.add("hash", hashing)
+            self.clock.add("chunk", chunking)
+            await out.put(work)
+        await out.put(None)
+
+    async def embed(
+        self, inp: asyncio.Queue[list[_Work] | None], out: asyncio.Queue[Finished | None]
+    ) -> None:
+        waiting: list[tuple[_Work, int]] = []
+        while not self.stop.is_set() and (batch := await inp.get()) is not None:
+            for work in batch:
+                if work.chunks:
+                    waiting.extend((work, i) for i in range(len(work.chunks)))
+                else:
+                    await out.put(self._finish(work))
+            while len(waiting) >= self.batch_size and not self.stop.is_set():
+                await self._embed_batch(waiting[: self.batch_size], out)
+                del waiting[: self.batch_size]
+        while waiting and not self.stop.is_set():
+            await self._embed_batch(waiting[: self.batch_size], out)
+            del waiting[: self.batch_size]
+        await out.put(None)
+
+    async def write(self, inp: asyncio.Queue[Finished | None]) -> None:
+        carry: Finished | None = None
+        ended = False
+        while not ended:
+            first = carry or await inp.get()
+            carry = None
+            if first is None:
+                break
+            group, rows = [first], first.rows
+            while rows < self.options.write_rows:
+                try:
+                    nxt = inp.get_nowait()
+                except asyncio.QueueEmpty:
+                    break
+                if nxt is None:
+                    ended = True
+                    break
+                if nxt.kind != first.kind:
+                    carry = nxt
+                    break
+                group.append(nxt)
+                rows += nxt.rows
+            await self._write(group)
+
+    # --- helpers ------------------------------------------------------------
+
+    async def _embed_batch(
+        self, entries: list[tuple[_Work, int]], out: asyncio.Queue[Finished | None]
+    ) -> None:
+        entries = [(w, i) for w, i in entries if not w.failed]
+        if not entries:
+            return
+        texts = [w.chunks[i] for w, i in entries]
+        try:
+            with self.clock.measure("model"):
+                vectors = await embedding.generate_embeddings(texts)
+            if len(vectors) != len(texts):
+                raise RuntimeError(
+                    f"the model returned {len(vectors)} vectors for {len(texts)} texts"
+                )
+        except Exception as e:
+            await self._isolate(entries, e)
+        else:
+            for (work, i), vector in zip(entries, vectors, strict=True):
+                work.vectors[i] = vector
+                work.pending -= 1
+        faults.checkpoint("embedded")
+        for work in dict.fromkeys(w for w, _ in entries):
+            if work.pending == 0 and not work.failed:
+                await out.put(self._finish(work))
+
+    async def _isolate(self, entries: list[tuple[_Work, int]], error: Exception) -> None:
+        """After a failed batch: each record's chunks alone, one attempt each."""
+        by_work: dict[_Work, list[tuple[_Work, int]]] = {}
+        for entry in entries:
+            by_work.setdefault(entry[0], []).append(entry)
+        if len(by_work) == 1:
+            self._fail(entries[0][0], str(error))
+            return
+        model = await model_manager.get_embedding_model()
+        assert model is not None  # checked when the run started
+        for part in by_work.values():
+            work = part[0][0]
+            try:
+                with self.clock.measure("model"):
+                    vectors = await model.aembed([work.chunks[i] for _, i in part])
+                if len(vectors) != len(part):
+                    raise RuntimeError(
+                        f"the model returned {len(vectors)} vectors for {len(part)} texts"
+                    )
+            except Exception as e:
+                self._fail(work, f"{error} (alone: {e})")
+                continue
+            for (_, i), vector in zip(part, vectors, strict=True):
+                work.vectors[i] = vector
+                work.pending -= 1
+
+    def _fail(self, work: _Work, message: str) -> None:
+        work.failed = True
+        self.report.counts[work.item.kind].failed += 1
+        self.report.failures.append((str(work.item.id), message))
+        logger.debug("Failed to embed {}: {}", work.item.id, message)
+        if self.progress:
+            self.progress.advance(failed=1)
+
+    def _finish(self, work: _Work) -> Finished:
+        vectors: list[list[float]] = [v for v in work.vectors if v is not None]
+        if work.item.kind != "source" and len(vectors) > 1:
+            with self.clock.measure("pool"):
+                vectors = [embedding.mean_pool(np.asarray(vectors, dtype=np.float64)).tolist()]
+        return Finished(
+            work.item.id,
+            work.item.kind,
+            work.content_hash,
+            work.item.size,
+            work.chunks,
+            vectors,
+            self.epochs[work.item.kind],
+        )
+
+    async def _ensure_dimension(self, dimension: int) -> None:
+        """Vector indexes for ``dimension`` before the first vectors are
+        written; if the stored vectors have another dimension (the model
+        changed), the indexes go and are rebuilt once every vector is new."""
+        if self.dimension == dimension:
+            return
+        self.dimension = dimension
+        with self.clock.measure("index"):
+            existing = await vector_dimension(self.db)
+            if existing == dimension:
+                return
+            if existing is not None:
+                if set(self.options.kinds) != set(KINDS):
+                    raise ConfigurationError(
+                        f"the stored vectors have dimension {existing} and the model gives "
+                        f"{dimension}: re-embed sources, insights and notes together"
+                    )
+                logger.warning(
+                    "The model's vectors have dimension {} (stored: {}): vector indexes are "
+                    "rebuilt when every record is re-embedded",
+                    dimension,
+                    existing,
+                )
+                await drop_vector_indexes(self.db)
+            if await _other_dimensions(self.db, dimension):
+                self.index_deferred = True
+            else:
+                await ensure_vector_indexes(dimension, self.db)
+
+    async def _write(self, group: list[Finished]) -> None:
+        width = next((len(item.vectors[0]) for item in group if item.vectors), None)
+        if width is not None:
+            await self._ensure_dimension(width)
+        faults.checkpoint("writing")
+        try:
+            with self.clock.measure("write"):
+                await write_group(self.db, group, self.settings)
+        except DatabaseOperationError as e:
+            if len(group) == 1:
+                self._fail_finished(group[0], str(e))
+                return
+            for item in group:
+                await self._write([item])
+            return
+        faults.checkpoint("written")
+        for item in group:
+            counts = self.report.counts[item.kind]
+            counts.embedded += 1
+            counts.chunks += len(item.chunks)
+            counts.bytes += item.size
+        if self.progress:
+            self.progress.advance(
+                items=len(group),
+                nbytes=sum(i.size for i in group),
+                chunks=sum(len(i.chunks) for i in group),
+            )
+
+    def _fail_finished(self, item: Finished, message: str) -> None:
+        self.report.counts[item.kind].failed += 1
+        self.report.failures.append((str(item.id), message))
+        if self.progress:
+            self.progress.advance(failed=1)
+
+    async def finalize(self) -> None:
+        """Define the vector indexes that had to wait for the last old vector."""
+        if not self.index_deferred or self.dimension is None:
+            return
+        if await _other_dimensions(self.db, self.dimension):
+            logger.warning(
+                "Vector indexes not rebuilt yet: some records still hold vectors of the "
+                "previous model; run embed again"
+            )
+            return
+        with self.clock.measure("index"):
+            await ensure_vector_indexes(self.dimension, self.db)
+
+
+async def _other_dimensions(db: Database, dimension: int) -> bool:
+    """Whether any stored vector has another dimension than ``dimension``."""
+    found = await db.query_all(
+        "SELECT VALUE id FROM source_embedding WHERE array::len(embedding) != $d LIMIT 1;"
+        "SELECT VALUE id FROM source_insight WHERE embedding != NONE "
+        "AND array::len(embedding) != $d LIMIT 1;"
+        "SELECT VALUE id FROM note WHERE embedding != NONE "
+        "AND array::len(embedding) != $d LIMIT 1;",
+        {"d": dimension},
+    )
+    return any(found)
+
+
+def _cancel_all_on_error(tasks: list[asyncio.Task[None]]) -> None:
+    def callback(task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            for other in tasks:
+                other.cancel()
+
+    for task in tasks:
+        task.add_done_callback(callback)
+
+
+async def embed(
+    options: EmbedOptions | None = None,
+    db: Database | None = None,
+    stop: asyncio.Event | None = None,
+    progress: bool = False,
+    stream: Any = None,
+) -> EmbedReport:
+    """Embed every due record of ``options.kinds`` (see the module docstring);
+    with ``progress``, draw a live status line on ``stream`` (stderr)."""
+    options = options or EmbedOptions()
+    db = db or await get_database()
+    stop = stop or asyncio.Event()
+    started = time.perf_counter()
+    settings = await model_settings()
+    report = EmbedReport(settings.model, settings.chunking)
+    with report.clock.measure("plan"):
+        if options.rebuild is not None:
+            await bump_epochs(db, options.kinds)
+        current = await epochs(db)
+        due = await plan(db, options.kinds, settings, options.rebuild)
+    for kind in options.kinds:
+        report.counts[kind] = KindCounts(due=len(due.due[kind]), unchanged=due.unchanged[kind])
+    bar = Progress("embed", "records", due.items, due.bytes, stream, enabled=progress)
+    run = _Run(db, options, settings, current, report, bar, stop)
+    depth = options.queue_batches
+    loaded: asyncio.Queue[tuple[Kind, list[_Loaded]] | None] = asyncio.Queue(depth)
+    chunked: asyncio.Queue[list[_Work] | None] = asyncio.Queue(depth)
+    finished: asyncio.Queue[Finished | None] = asyncio.Queue(options.finished_items)
+    tasks = [
+        asyncio.create_task(run.read(due, loaded)),
+        asyncio.create_task(run.chunk(loaded, chunked)),
+        asyncio.create_task(run.embed(chunked, finished)),
+        asyncio.create_task(run.write(finished)),
+    ]
+    _cancel_all_on_error(tasks)
+    try:
+        await asyncio.gather(*tasks[2:], return_exceptions=True)
+        for task in tasks[:2]:
+            task.cancel()  # after a stop they may be waiting on a full queue
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+    finally:
+        bar.close()
+    # A stage's own error, not the cancellations it caused in the others.
+    errors = [
+        r
+        for r in results
+        if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError)
+    ]
+    if errors:
+        raise errors[0]
+    await run.finalize()
+    report.interrupted = stop.is_set() and report.embedded + report.failed < due.items
+    report.seconds = time.perf_counter() - started
+    return report

@@ -1,0 +1,166 @@
+"""Which records need embedding: the incremental part of the pipeline.
+
+Every embedded record (source, insight, note) has an ``embedding_state`` row,
+written in the same transaction as its vectors: the SHA-256 of the text that
+was embedded, the model, the chunking settings, and the rebuild epoch of its
+kind. A record is up to date when all four still match, so an unchanged
+record is never embedded twice, and a run killed at any point leaves every
+record either up to date or due.
+
+The hashes of the current texts are computed by the database
+(``crypto::sha256``), so planning never transfers the texts themselves.
+
+``--rebuild`` raises the epoch of the kinds it covers, in one write: every
+existing state becomes due, and a run that is interrupted is finished by the
+next plain ``embed`` rather than started over.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from fastnotebook.app.database import Database, RecordID
+from fastnotebook.chunking import ChunkingConfig
+
+__all__ = [
+    "KINDS",
+    "LABELS",
+    "Item",
+    "Plan",
+    "Settings",
+    "bump_epochs",
+    "chunking_fingerprint",
+    "epochs",
+    "plan",
+    "state_id",
+]
+
+Kind = Literal["source", "source_insight", "note"]
+KINDS: tuple[Kind, ...] = ("source", "source_insight", "note")
+LABELS: dict[str, str] = {"source": "sources", "source_insight": "insights", "note": "notes"}
+TEXT_FIELD: dict[str, str] = {"source": "full_text", "source_insight": "content", "note": "content"}
+EPOCHS = "fastnotebook_meta:embedding_epochs"
+Rebuild = Literal["existing", "all"]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What, besides the text, determines a record's vectors."""
+
+    model: str  # "provider/model name"
+    chunking: str  # chunking_fingerprint()
+
+
+def chunking_fingerprint(config: ChunkingConfig) -> str:
+    """The resolved chunking configuration as a short stable string."""
+    c = config.resolved()
+    text = f"{c.unit} {c.chunk_size}/{c.chunk_overlap}"
+    if c.unit == "tokens":
+        text += f" min {c.min_chunk_size} {c.encoding}"
+    return text
+
+
+def state_id(record: RecordID) -> RecordID:
+    """The id of a record's state row (see the schema's ``embedding_state``)."""
+    return RecordID("embedding_state", [record])
+
+
+@dataclass(frozen=True)
+class Item:
+    """A record to embed: its id and the size of its text in bytes."""
+
+    id: RecordID
+    kind: Kind
+    size: int
+
+
+@dataclass
+class Plan:
+    """The records to embed, by kind, and how many were already up to date."""
+
+    due: dict[str, list[Item]]
+    unchanged: dict[str, int]
+
+    @property
+    def items(self) -> int:
+        return sum(len(v) for v in self.due.values())
+
+    @property
+    def bytes(self) -> int:
+        return sum(i.size for v in self.due.values() for i in v)
+
+
+async def epochs(db: Database) -> dict[str, int]:
+    """The current rebuild epoch of each kind (0 before any rebuild)."""
+    row = await db.query(f"SELECT * FROM ONLY {EPOCHS};")
+    row = row if isinstance(row, dict) else {}
+    return {kind: int(row.get(kind) or 0) for kind in KINDS}
+
+
+async def bump_epochs(db: Database, kinds: tuple[Kind, ...]) -> None:
+    """Make every existing state of ``kinds`` due (one write)."""
+    sets = ", ".join(f"{kind} = ({kind} ?? 0) + 1" for kind in kinds)
+    await db.query(f"UPSERT {EPOCHS} SET {sets} RETURN NONE;")
+
+
+async def _candidates(db: Database, kind: Kind) -> list[dict[str, Any]]:
+    field = TEXT_FIELD[kind]
+    return list(
+        await db.query(
+            f"SELECT id, crypto::sha256({field} ?? '') AS hash, "
+            f"bytes::len(<bytes> ({field} ?? '')) AS size, "
+            f"string::trim({field} ?? '') != '' AS has_text FROM {kind};"
+        )
+        or []
+    )
+
+
+async def _embedded_without_state(db: Database, kind: Kind) -> set[str]:
+    """Records with vectors written by something else (Open Notebook itself)."""
+    if kind == "source":
+        query = "RETURN array::distinct(SELECT VALUE source FROM source_embedding);"
+    else:
+        query = f"SELECT VALUE id FROM {kind} WHERE embedding != NONE;"
+    return {str(rid) for rid in await db.query(query) or []}
+
+
+async def plan(
+    db: Database, kinds: tuple[Kind, ...], settings: Settings, rebuild: Rebuild | None
+) -> Plan:
+    """The records of ``kinds`` whose text, settings or epoch changed since
+    they were embedded (with ``rebuild="existing"``: only records that already
+    had vectors). A record that lost its text is due too: its vectors go."""
+    current = await epochs(db)
+    result = Plan(due={}, unchanged={})
+    for kind in kinds:
+        states = {
+            str(row["record"]): row
+            for row in await db.query(
+                "SELECT record, content_hash, model, chunking, epoch FROM embedding_state "
+                "WHERE kind = $kind;",
+                {"kind": kind},
+            )
+            or []
+        }
+        existing = await _embedded_without_state(db, kind) if rebuild == "existing" else set()
+        due: list[Item] = []
+        unchanged = 0
+        for row in await _candidates(db, kind):
+            key = str(row["id"])
+            state = states.get(key)
+            if state is None:
+                wanted = row["has_text"] and (rebuild != "existing" or key in existing)
+            else:
+                wanted = (
+                    state["content_hash"] != row["hash"]
+                    or state["model"] != settings.model
+                    or state["chunking"] != settings.chunking
+                    or int(state["epoch"]) < current[kind]
+                )
+                unchanged += not wanted
+            if wanted:
+                due.append(Item(row["id"], kind, int(row["size"])))
+        result.due[kind] = due
+        result.unchanged[kind] = unchanged
+    return result

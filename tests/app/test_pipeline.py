@@ -1,0 +1,556 @@
+"""fastnotebook.app.pipeline against the real embedded SurrealDB: reading files,
+ingest, incremental and staged embedding, failures, interruption, search.
+
+The fake zero-cost provider (``fastnotebook-fake``) stands in for the model
+except where the model is the point (search by meaning uses the real default
+model on a handful of short documents)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from fastnotebook import embedding
+from fastnotebook.app.ai import model_manager
+from fastnotebook.app.database import (
+    Database,
+    DatabaseSettings,
+    RecordID,
+    open_database,
+    repo_create,
+    set_database,
+    vector_dimension,
+)
+from fastnotebook.app.domain import Note, Source, vector_search
+from fastnotebook.app.pipeline import EmbedOptions, embed, fake_model, ingest, stages
+from fastnotebook.app.pipeline.documents import discover, read_document, split_front_matter
+from fastnotebook.app.pipeline.progress import Progress, StageClock, format_rate, table
+from fastnotebook.app.pipeline.state import chunking_fingerprint
+from fastnotebook.chunking import (
+    ContentType,
+    chunk_texts,
+    get_chunking_config,
+    set_chunking_config,
+)
+from helpers.pipeline import expected_chunks, paragraph, stored_chunks, write_corpus
+
+
+async def rows(db: Database, table: str) -> int:
+    return len(await db.query(f"SELECT VALUE id FROM {table};"))
+
+
+@pytest.fixture
+def fake() -> Iterator[None]:
+    model_manager.configure_embedding_model(fake_model.FAKE_PROVIDER, config={"dimension": 32})
+    yield
+    model_manager.reset()
+
+
+def configure_fake(**config: Any) -> None:
+    model_manager.configure_embedding_model(
+        fake_model.FAKE_PROVIDER, config={"dimension": 32, **config}
+    )
+
+
+@pytest.fixture
+async def db() -> AsyncIterator[Database]:
+    database = await open_database(DatabaseSettings("mem://", full_text_search=False))
+    previous = set_database(database)
+    yield database
+    set_database(previous)
+    await database.close()
+
+
+# --- reading files ------------------------------------------------------------
+
+
+def test_front_matter_becomes_metadata() -> None:
+    meta, body = split_front_matter("---\ntitle: T\ndate: 2024-01-02\nn: 3\n---\n# Body\n")
+    assert meta == {"title": "T", "date": "2024-01-02", "n": 3} and body == "# Body\n"
+    for text in ["---\n\nA thematic break above.", "---\n- a list\n---\ntext", "--- x\n---\n"]:
+        assert split_front_matter(text) == (None, text)
+    assert split_front_matter("---\n: bad: yaml: [\n---\nbody")[0] is None
+    assert split_front_matter("no front matter") == (None, "no front matter")
+
+
+def test_reading_documents(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("---\ntitle: From front matter\ntopics: x, y\n---\nText\n")
+    (tmp_path / "b.md").write_text("Intro\n\n# The Heading #\n\nmore")
+    (tmp_path / "c.html").write_text("<title> A &amp; B </title><h1>Other</h1>")
+    (tmp_path / "d.txt").write_bytes(b"caf\xe9 \xef\xbb\xbf")
+    a, b, c, d = (read_document(tmp_path / n) for n in ["a.md", "b.md", "c.html", "d.txt"])
+    assert (a.title, a.text, a.topics) == ("From front matter", "Text\n", ["x", "y"])
+    assert a.metadata == {"title": "From front matter", "topics": "x, y"}
+    assert (b.title, b.metadata) == ("The Heading", None)
+    assert c.title == "A & B"
+    assert d.title == "d" and d.text == "caf\ufffd \ufeff" and d.size == 8
+
+
+def test_discovery_skips_unsupported_and_hidden_files(tmp_path: Path) -> None:
+    paths = write_corpus(tmp_path / "c", documents=3)
+    (tmp_path / "c" / ".hidden").mkdir()
+    (tmp_path / "c" / ".hidden" / "x.md").write_text("hidden")
+    (tmp_path / "c" / "code.py").write_text("print(1)")
+    found = discover([tmp_path / "c", paths[0], tmp_path / "missing"])
+    assert found.files == sorted(
+        [p.resolve() for p in paths] + [(tmp_path / "c/code.py").resolve()]
+    )
+    assert (found.unsupported, found.missing) == (1, [str(tmp_path / "missing")])
+
+
+def test_fake_model_is_deterministic_and_can_fail() -> None:
+    model = fake_model.FakeEmbeddingModel(config={"dimension": 100, "fail_every": 2})
+    first = model.embed(["a", "b"])
+    with pytest.raises(ConnectionError):
+        model.embed(["a"])
+    assert model.embed(["a", "b"]) == first
+    assert np.allclose(np.linalg.norm(first, axis=1), 1.0) and len(first[0]) == 100
+    with pytest.raises(ValueError, match="refuses"):
+        fake_model.FakeEmbeddingModel(config={"fail_on": "x"}).embed(["a", "xx"])
+
+
+def test_summary_table_and_progress_line() -> None:
+    text = table(["kind", "n"], [["sources", 1234], ["notes", 5]])
+    assert text.splitlines() == [
+        "kind         n",
+        "-------  -----",
+        "sources  1,234",
+        "notes        5",
+    ]
+    progress = Progress("embed", "records", 10, 2_000_000, enabled=False)
+    progress.advance(items=5, nbytes=1_000_000, chunks=7)
+    line = progress.line()
+    assert "5/10 records" in line and "1.0/2.0 MB" in line and "7 chunks" in line
+    assert "ETA" in line
+    assert format_rate(4_200, 1.0) == "4.2 kB/s" and format_rate(5e6, 2.0) == "2.50 MB/s"
+    clock = StageClock()
+    clock.add("model", 1.0)
+    clock.add("chunk", 0.01)
+    assert "model 1.00 s (50.0%)" in clock.breakdown(2.0) and "chunk 0.01" in clock.breakdown(2.0)
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_redraws_one_line_on_a_terminal_and_logs_lines_elsewhere(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = [100.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: now[0])
+    terminal = Terminal()
+    bar = Progress("embed", "records", 4, 4_000_000, terminal)
+    for _ in range(4):
+        now[0] += 1.0
+        bar.advance(items=1, nbytes=1_000_000, chunks=3)
+    bar.close()
+    drawn = terminal.getvalue()
+    assert drawn.count("\r") == 5 and drawn.endswith("\n") and drawn.count("\n") == 1
+    frames = drawn.rstrip("\n").split("\r")[1:]
+    assert frames[0].startswith("[#####...............]  embed 1/4 records  1.0/4.0 MB")
+    assert "1.00 MB/s" in frames[0] and "ETA 0:03" in frames[0]
+    assert frames[-1].startswith("[####################]  embed 4/4 records  4.0/4.0 MB")
+    assert "12 chunks" in frames[-1] and "ETA" not in frames[-1]
+
+    log = io.StringIO()
+    bar = Progress("ingest", "files", 50, 50, log)
+    for _ in range(50):
+        now[0] += 0.3
+        bar.advance(items=1, nbytes=1)
+    bar.close()
+    lines = log.getvalue().splitlines()
+    assert "\r" not in log.getvalue() and len(lines) == 3  # every 5 s, then the last state
+    assert lines[0].startswith("[######..............]  ingest 17/50 files")
+    assert lines[-1].startswith("[####################]  ingest 50/50 files")
+
+    quiet = Terminal()
+    bar = Progress("embed", "records", 4, 4, quiet, enabled=False)
+    bar.advance(items=4, nbytes=4)
+    bar.close()
+    assert quiet.getvalue() == ""
+
+
+# --- ingest -----------------------------------------------------------------
+
+
+async def test_ingest_creates_then_updates_sources(db: Database, tmp_path: Path) -> None:
+    paths = write_corpus(tmp_path / "corpus")
+    report = await ingest([tmp_path / "corpus"], db)
+    assert (report.files, report.created, report.unchanged, report.unsupported) == (6, 6, 0, 1)
+    sources = {s.asset.file_path: s for s in await Source.get_all() if s.asset}
+    doc0 = sources[str(paths[0].resolve())]
+    assert doc0.title == "Document 0" and doc0.full_text is not None
+    assert doc0.full_text.startswith("# Heading 0") and doc0.topics == ["a", "b"]
+    assert await db.query(
+        "SELECT VALUE metadata FROM $id", {"id": RecordID("source", doc0.id.split(":")[1])}
+    ) == [{"title": "Document 0", "tags": ["a", "b"]}]
+    assert sources[str(paths[1].resolve())].title == "Page 1"
+
+    again = await ingest([tmp_path / "corpus"], db)
+    assert (again.created, again.updated, again.unchanged) == (0, 0, 6)
+    paths[2].write_text("changed text")
+    paths[0].write_text("no front matter any more")
+    changed = await ingest([tmp_path / "corpus"], db)
+    assert (changed.created, changed.updated, changed.unchanged) == (0, 2, 4)
+    assert len(await Source.get_all()) == 6
+    assert await db.query("SELECT VALUE metadata FROM source WHERE title = 'doc0'") == [None]
+
+
+async def test_ingest_looks_up_known_sources_once_per_run(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_corpus(tmp_path / "corpus", documents=9)
+    await repo_create("source", {"title": "elsewhere", "asset": {"file_path": "/x/y.md"}})
+    await ingest([tmp_path / "corpus"], db, batch_files=2)
+    lookups: list[str] = []
+    original_query = db.query
+
+    async def counting_query(sql: str, params: dict[str, Any] | None = None) -> Any:
+        lookups.extend([sql] if "FROM source" in sql else [])
+        return await original_query(sql, params)
+
+    monkeypatch.setattr(db, "query", counting_query)
+    (tmp_path / "corpus" / "doc4.html").write_text("<p>changed</p>")
+    report = await ingest([tmp_path / "corpus"], db, batch_files=2)
+    assert (report.updated, report.unchanged, report.created) == (1, 8, 0)
+    assert len(lookups) == 1, lookups  # not one per batch of files
+    assert len(await Source.get_all()) == 10
+
+
+# --- embed --------------------------------------------------------------------
+
+
+async def test_embed_is_incremental(db: Database, tmp_path: Path, fake: None) -> None:
+    paths = write_corpus(tmp_path / "corpus")
+    await ingest([tmp_path / "corpus"], db)
+    first = await embed(EmbedOptions(batch_size=7), db)
+    expected = expected_chunks(paths)
+    assert await stored_chunks(db) == expected
+    total = sum(len(c) for c in expected.values())
+    assert (first.counts["source"].embedded, first.counts["source"].chunks) == (6, total)
+    assert first.failures == [] and not first.interrupted
+    assert await vector_dimension(db) == 32
+
+    second = await embed(EmbedOptions(batch_size=7), db)
+    assert (second.embedded, second.counts["source"].unchanged) == (0, 6)
+
+    paths[1].write_text("<h1>New</h1><p>" + paragraph("fresh", 1) * 3 + "</p>")
+    await ingest([tmp_path / "corpus"], db)
+    third = await embed(EmbedOptions(batch_size=7), db)
+    assert (third.counts["source"].embedded, third.counts["source"].unchanged) == (1, 5)
+    assert await stored_chunks(db) == expected_chunks(paths)
+
+
+async def test_rebuild_all_embeds_everything_exactly_once(
+    db: Database, tmp_path: Path, fake: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = write_corpus(tmp_path / "corpus")
+    await ingest([tmp_path / "corpus"], db)
+    await embed(None, db)
+    embedded: list[str] = []
+    original = embedding.generate_embeddings
+
+    async def counting(texts: list[str], command_id: str | None = None) -> list[list[float]]:
+        embedded.extend(texts)
+        return await original(texts, command_id)
+
+    monkeypatch.setattr(embedding, "generate_embeddings", counting)
+    report = await embed(EmbedOptions(rebuild="all", batch_size=5), db)
+    expected = expected_chunks(paths)
+    assert sorted(embedded) == sorted(c for chunks in expected.values() for c in chunks)
+    assert report.counts["source"].embedded == 6 and await stored_chunks(db) == expected
+    embedded.clear()
+    assert (await embed(None, db)).embedded == 0 and embedded == []
+
+
+async def test_rebuild_existing_leaves_never_embedded_records(
+    db: Database, tmp_path: Path, fake: None
+) -> None:
+    write_corpus(tmp_path / "corpus", documents=3)
+    await ingest([tmp_path / "corpus"], db)
+    await embed(EmbedOptions(kinds=("source",)), db)
+    await repo_create("note", {"content": "a note nobody embedded"})
+    report = await embed(EmbedOptions(rebuild="existing"), db)
+    assert (report.counts["source"].embedded, report.counts["note"].embedded) == (3, 0)
+    assert (await embed(None, db)).counts["note"].embedded == 1
+
+
+async def test_notes_and_insights_get_the_originals_pooled_vector(db: Database, fake: None) -> None:
+    short = Note(title="short", content="A short note.")
+    long = Note(title="long", content="\n\n".join(paragraph("notes", n) for n in range(10)))
+    for note in (short, long):
+        await note.save()
+    source = Source(title="S", full_text="source text")
+    await source.save()
+    insight = await source.add_insight("summary", paragraph("insight", 1) * 4)
+    report = await embed(None, db)
+    assert (report.counts["note"].embedded, report.counts["source_insight"].embedded) == (2, 1)
+    for record_id, content in [
+        (short.id, short.content),
+        (long.id, long.content),
+        (insight.id, insight.content),
+    ]:
+        assert record_id and content
+        [stored] = await db.query(
+            "SELECT VALUE embedding FROM $id", {"id": RecordID(*record_id.split(":"))}
+        )
+        # Open Notebook's embed_note / embed_insight: generate_embedding on Markdown.
+        original = await embedding.generate_embedding(content, content_type=ContentType.MARKDOWN)
+        assert np.allclose(stored, original, atol=1e-12), record_id
+
+
+async def test_emptied_text_removes_vectors(db: Database, fake: None) -> None:
+    text = paragraph("x", 1) * 5
+    source = Source(title="S", full_text=text)
+    await source.save()
+    await embed(None, db)
+    chunks = len(chunk_texts([text])[0])
+    assert chunks > 1
+    assert await rows(db, "source_embedding") == chunks
+    source.full_text = "   "
+    await source.save()
+    report = await embed(None, db)
+    assert report.counts["source"].embedded == 1
+    assert await rows(db, "source_embedding") == 0
+    assert (await embed(None, db)).embedded == 0
+
+
+async def test_new_chunking_or_model_re_embeds_everything(
+    db: Database, tmp_path: Path, fake: None
+) -> None:
+    paths = write_corpus(tmp_path / "corpus", documents=3)
+    await ingest([tmp_path / "corpus"], db)
+    await embed(None, db)
+    set_chunking_config(chunk_size=600, chunk_overlap=50)
+    try:
+        report = await embed(None, db)
+        assert report.counts["source"].embedded == 3
+        assert report.chunking == chunking_fingerprint(get_chunking_config())
+        assert await stored_chunks(db) == expected_chunks(paths)
+    finally:
+        set_chunking_config(None)
+    configure_fake(dimension=48)
+    report = await embed(None, db)
+    assert report.counts["source"].embedded == 3 and await vector_dimension(db) == 48
+    dims = await db.query("SELECT VALUE array::len(embedding) FROM source_embedding")
+    assert set(dims) == {48}
+    configure_fake(dimension=16)
+    with pytest.raises(Exception, match="re-embed sources, insights and notes together"):
+        await embed(EmbedOptions(kinds=("source",)), db)
+
+
+async def test_a_refused_text_fails_alone(db: Database, tmp_path: Path) -> None:
+    paths = write_corpus(tmp_path / "corpus")
+    paths[3].write_text(paragraph("POISON", 1) * 4)
+    await ingest([tmp_path / "corpus"], db)
+    configure_fake(fail_on="POISON")
+    try:
+        report = await embed(EmbedOptions(batch_size=50), db)
+        assert report.counts["source"].embedded == 5 and report.failed == 1
+        [(_, message)] = report.failures
+        assert "POISON" in message
+        stored = await stored_chunks(db)
+        assert str(paths[3].resolve()) not in stored and len(stored) == 5
+        again = await embed(None, db)
+        assert (again.counts["source"].unchanged, again.failed) == (5, 1)
+    finally:
+        model_manager.reset()
+
+
+async def test_intermittent_failures_are_retried(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(embedding, "EMBEDDING_RETRY_DELAY", 0)
+    paths = write_corpus(tmp_path / "corpus")
+    await ingest([tmp_path / "corpus"], db)
+    configure_fake(fail_every=2)
+    try:
+        report = await embed(EmbedOptions(batch_size=4), db)
+    finally:
+        model_manager.reset()
+    assert report.failures == [] and report.counts["source"].embedded == 6
+    assert await stored_chunks(db) == expected_chunks(paths)
+
+
+async def test_a_provider_that_always_fails_is_reported_per_source(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(embedding, "EMBEDDING_RETRY_DELAY", 0)
+    write_corpus(tmp_path / "corpus")
+    await ingest([tmp_path / "corpus"], db)
+    await repo_create("note", {"content": "a note"})
+    configure_fake(always_fail=True)
+    try:
+        report = await embed(EmbedOptions(batch_size=8), db)
+    finally:
+        model_manager.reset()
+    assert report.failed == 7 and report.embedded == 0
+    assert {what.split(":")[0] for what, _ in report.failures} == {"source", "note"}
+    assert len({what for what, _ in report.failures}) == 7
+    assert all("down" in why for _, why in report.failures)
+    assert await rows(db, "source_embedding") == 0
+
+
+async def test_stopping_writes_whole_records_and_the_next_run_finishes(
+    db: Database, tmp_path: Path, fake: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = write_corpus(tmp_path / "corpus")
+    await ingest([tmp_path / "corpus"], db)
+    stop = asyncio.Event()
+    calls = 0
+    original = embedding.generate_embeddings
+
+    async def stop_after_three(
+        texts: list[str], command_id: str | None = None
+    ) -> list[list[float]]:
+        nonlocal calls
+        calls += 1
+        if calls == 3:
+            stop.set()  # as Ctrl-C during the third model call
+        return await original(texts, command_id)
+
+    monkeypatch.setattr(embedding, "generate_embeddings", stop_after_three)
+    report = await embed(EmbedOptions(batch_size=5), db, stop=stop)
+    assert report.interrupted and calls == 3
+    expected = expected_chunks(paths)
+    partial = await stored_chunks(db)
+    assert 0 < len(partial) < 6
+    assert all(expected[path] == chunks for path, chunks in partial.items())
+    resumed = await embed(EmbedOptions(batch_size=5), db)
+    assert resumed.counts["source"].embedded == 6 - len(partial)
+    assert await stored_chunks(db) == expected
+
+
+async def test_memory_is_bounded_by_the_queues(
+    db: Database, fake: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(40):
+        await Source(title=f"s{i}", full_text=paragraph(f"s{i}", 1)).save()
+    loads = 0
+    original_query = db.query
+
+    async def counting_query(sql: str, params: dict[str, Any] | None = None) -> Any:
+        nonlocal loads
+        loads += sql.startswith("SELECT id, full_text AS text")
+        return await original_query(sql, params)
+
+    seen: list[int] = []
+
+    async def slow_model(texts: list[str], command_id: str | None = None) -> list[list[float]]:
+        await asyncio.sleep(0.05)  # long enough for every stage upstream to fill up
+        seen.append(loads)
+        return fake_model.hash_vectors(texts, 32).tolist()  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(db, "query", counting_query)
+    monkeypatch.setattr(embedding, "generate_embeddings", slow_model)
+    options = EmbedOptions(kinds=("source",), batch_size=1, read_items=1, queue_batches=1)
+    report = await embed(options, db)
+    assert report.counts["source"].embedded == 40
+    # One record per model call: the reader stays a fixed few records ahead
+    # (one in each queue, one in each stage), however many there are.
+    lead = [loaded - call for call, loaded in enumerate(seen)]
+    assert max(lead) <= 5 and lead[-10] == max(lead), seen
+
+
+async def test_stages_overlap(db: Database, fake: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    for i in range(12):
+        await Source(title=f"s{i}", full_text=paragraph(f"s{i}", 1)).save()
+    intervals: dict[str, list[tuple[float, float]]] = {"model": [], "write": []}
+    original_write = stages.write_group
+
+    async def slow_model(texts: list[str], command_id: str | None = None) -> list[list[float]]:
+        start = time.perf_counter()
+        await asyncio.sleep(0.02)
+        intervals["model"].append((start, time.perf_counter()))
+        return fake_model.hash_vectors(texts, 32).tolist()  # type: ignore[no-any-return]
+
+    async def timed_write(*args: Any) -> None:
+        start = time.perf_counter()
+        await original_write(*args)
+        intervals["write"].append((start, time.perf_counter()))
+
+    monkeypatch.setattr(embedding, "generate_embeddings", slow_model)
+    monkeypatch.setattr(stages, "write_group", timed_write)
+    await embed(EmbedOptions(kinds=("source",), batch_size=1, read_items=2), db)
+    overlapping = [
+        (w, m)
+        for w in intervals["write"]
+        for m in intervals["model"]
+        if w[0] < m[1] and m[0] < w[1]
+    ]
+    assert overlapping, "no write ran while the model worked"
+
+
+async def test_sources_deleted_meanwhile_are_not_resurrected(db: Database, fake: None) -> None:
+    source = Source(title="gone", full_text=paragraph("gone", 1))
+    await source.save()
+    from fastnotebook.app.pipeline.state import Settings
+    from fastnotebook.app.pipeline.writer import Finished, write_group
+
+    assert source.id
+    rid = RecordID("source", source.id.split(":")[1])
+    await source.delete()
+    item = Finished(rid, "source", "h", 1, ["chunk"], [[1.0] * 32], 0)
+    await write_group(db, [item], Settings("m", "c"))
+    assert await db.query("SELECT * FROM source_embedding") == []
+    assert await db.query("SELECT * FROM embedding_state") == []
+
+
+async def test_deleting_a_record_forgets_its_state(db: Database, fake: None) -> None:
+    note = Note(content="note")
+    await note.save()
+    await embed(None, db)
+    assert len(await db.query("SELECT * FROM embedding_state")) == 1
+    await note.delete()
+    assert await db.query("SELECT * FROM embedding_state") == []
+
+
+# --- search by meaning, with the real default model ----------------------------
+
+TOPICS = {
+    "baking.md": "# Baking bread\n\nMix flour, water, salt and yeast into a dough, knead it, "
+    "let it rise for two hours and bake the loaf in a hot oven until the crust is brown.",
+    "orbits.md": "# Planetary orbits\n\nThe planets travel around the sun on elliptical paths; "
+    "gravity keeps each one on its course and the outer planets take longer per revolution.",
+    "guitar.txt": "Tuning a guitar: turn the pegs until each string sounds the right pitch, "
+    "starting from the low E string, and check every string again with a tuner.",
+    "taxes.html": "<h1>Filing taxes</h1><p>Collect your income statements and receipts, fill "
+    "in the annual return form and send it to the revenue office before the deadline.</p>",
+    "sleep.md": "# Sleep\n\nAdults need seven to nine hours of rest each night; a regular "
+    "bedtime and a dark, quiet bedroom help people fall asleep.",
+}
+PARAPHRASES = {
+    "how do I make a loaf at home": "baking.md",
+    "why do worlds circle the star": "orbits.md",
+    "get the strings of my instrument in tune": "guitar.txt",
+    "paperwork for the yearly income declaration": "taxes.html",
+    "how many hours of rest do grown-ups need at night": "sleep.md",
+}
+
+
+async def test_search_finds_the_document_for_paraphrased_queries(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(model_manager.PROVIDER_ENV, raising=False)
+    model_manager.reset()  # the offline default model
+    folder = tmp_path / "topics"
+    folder.mkdir()
+    for name, text in TOPICS.items():
+        (folder / name).write_text(text)
+    await ingest([folder], db)
+    report = await embed(None, db)
+    assert report.counts["source"].embedded == len(TOPICS)
+    assert report.model.startswith("fastnotebook-onnx/")
+    titles = {s.id: Path(s.asset.file_path).name for s in await Source.get_all() if s.asset}
+    for query, expected in PARAPHRASES.items():
+        hits = await vector_search(query, 3)
+        best = titles[hits[0]["parent_id"]]
+        assert best == expected, (query, hits[0])

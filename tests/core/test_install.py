@@ -1,0 +1,79 @@
+"""The install is thin: ``pip install fastnotebook`` brings what the drop-in
+modules need and nothing of the application stack, and the drop-in modules
+work without it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import tomllib
+
+from helpers.corpus import ROOT
+
+# The application's packages (the `app` extra) and the optional model packages.
+APP_ONLY = ["surrealdb", "fastapi", "uvicorn", "aiohttp", "websockets", "yaml", "pydantic_core"]
+APP_DISTRIBUTIONS = {"surrealdb", "fastapi", "uvicorn", "aiohttp", "websockets", "pyyaml"}
+
+
+def requirement_name(requirement: str) -> str:
+    for stop in "<>=!~[;( ":
+        requirement = requirement.split(stop)[0]
+    return requirement.strip().lower()
+
+
+def test_the_required_dependencies_leave_out_the_application() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    required = {requirement_name(r) for r in project["dependencies"]}
+    assert not required & APP_DISTRIBUTIONS, required & APP_DISTRIBUTIONS
+    app = {requirement_name(r) for r in project["optional-dependencies"]["app"]}
+    assert app >= APP_DISTRIBUTIONS
+
+
+def test_the_drop_in_modules_work_without_the_application_packages() -> None:
+    """In a fresh interpreter where importing any application package fails,
+    as it does in an install without the `app` extra."""
+    script = textwrap.dedent(
+        f"""
+        import asyncio, importlib.abc, sys
+
+        class NotInstalled(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in {APP_ONLY!r}:
+                    raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+                return None
+
+        sys.meta_path.insert(0, NotInstalled())
+
+        import numpy as np
+        from fastnotebook import (
+            chunk_text, clean_thinking_content, compare_versions, mean_pool_embeddings,
+            token_count,
+        )
+        from fastnotebook.context_builder import ContextBuilder, ContextItem
+
+        assert chunk_text("# A\\n\\n" + "word " * 500, file_path="a.md")
+        assert token_count("hello world") == 2
+        assert clean_thinking_content("<think>x</think>answer") == "answer"
+        assert compare_versions("1.0.0", "1.0.1") == -1
+        pooled = asyncio.run(mean_pool_embeddings([[1.0, 0.0], [0.0, 1.0]]))
+        assert np.allclose(pooled, [2 ** -0.5, 2 ** -0.5])
+
+        builder = ContextBuilder(max_tokens=100)
+        builder.add_item(ContextItem(id="note:1", type="note", content={{"text": "hi"}}))
+        builder.add_item(ContextItem(id="note:2", type="note", content={{"text": "x" * 900}}))
+        builder.prioritize()
+        builder.truncate_to_fit(100)
+        assert [item.id for item in builder.items] == ["note:1"]
+        try:
+            asyncio.run(ContextBuilder(notebook_id="notebook:1").build())
+        except ImportError as e:
+            assert "pip install 'fastnotebook[app]'" in str(e), e
+        else:
+            raise AssertionError("a notebook was loaded without a database")
+        print("ok")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
