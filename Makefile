@@ -19,7 +19,7 @@ $(VENV)/.setup: pyproject.toml
 
 # maturin develop installs into the active virtualenv (VIRTUAL_ENV, CONDA_PREFIX):
 # point it at this one whatever the caller has active.
-IN_VENV := env VIRTUAL_ENV=$(abspath $(VENV)) CONDA_PREFIX= PATH=$(abspath $(VENV))/bin:$$PATH
+IN_VENV := env -u CONDA_PREFIX VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH
 
 $(VENV)/.built: $(VENV)/.setup $(RUST_SOURCES)
 	$(IN_VENV) maturin develop --release --quiet --extras dev,app,local,bench
