@@ -18,6 +18,7 @@ from loguru import logger
 
 from fastnotebook.app.cli import demo, pipeline_commands, tools
 from fastnotebook.errors import OpenNotebookError
+from fastnotebook.open_notebook import patch as open_notebook_patch
 
 __all__ = ["build_parser", "main"]
 
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     pipeline_commands.add_commands(sub)
     tools.add_commands(sub)
     demo.add_command(sub)
+    open_notebook_patch.add_command(sub)
     return parser
 
 
