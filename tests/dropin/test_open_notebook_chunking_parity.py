@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterator
 from types import ModuleType
 
 import pytest
-from conftest import KINDS, read, require_corpus, tiktoken_reference
-from open_notebook_support import open_notebook_src
+from helpers.corpus import KINDS, read, require_corpus, tiktoken_reference
+from helpers.open_notebook import open_notebook_src
 
 from fastnotebook.bench import reference
 from fastnotebook.open_notebook import chunking

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from loguru import logger
-from open_notebook_support import (
+from helpers.open_notebook import (
     forget_app_modules,
     open_notebook_src,
     public_signatures,

@@ -8,15 +8,18 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
-from open_notebook_support import open_notebook_src
+from helpers.open_notebook import open_notebook_src
 
 from fastnotebook.__main__ import main
 from fastnotebook.open_notebook import MODULES, patch
 
 SIX = [f"open_notebook/utils/{name}.py" for name in MODULES]
+#: The application's packages (the `app` extra), as tests/core/test_install.py lists them.
+APP_ONLY = ["surrealdb", "fastapi", "uvicorn", "aiohttp", "websockets", "yaml", "pydantic_core"]
 
 
 def snapshot(root: Path) -> dict[str, str]:
@@ -192,3 +195,41 @@ def test_the_checkout_is_patched_and_restored_exactly(tmp_path: Path) -> None:
     )
     assert patch.run(copy, undo=True) == 0
     assert snapshot(copy) == before
+
+
+def test_runs_as_a_module_without_the_application_packages(tree: Path) -> None:
+    """``python -m fastnotebook.open_notebook.patch`` in an install without the
+    ``app`` extra (every application package failing to import), and the six
+    modules importing there."""
+    script = textwrap.dedent(
+        f"""
+        import importlib, importlib.abc, runpy, sys
+
+        class NotInstalled(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in {APP_ONLY!r}:
+                    raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+                return None
+
+        sys.meta_path.insert(0, NotInstalled())
+        for name in {list(MODULES)!r}:
+            importlib.import_module("fastnotebook.open_notebook." + name)
+        from fastnotebook.open_notebook import patch
+        sys.argv = ["patch", "--help"]
+        try:
+            runpy.run_module("fastnotebook.open_notebook.patch", run_name="__main__")
+        except SystemExit as e:
+            print("help exit", e.code)
+        patch.KNOWN_ORIGINALS = {patch.KNOWN_ORIGINALS!r}
+        print("exit", patch.main([{str(tree)!r}]))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "usage: python -m fastnotebook.open_notebook.patch" in done.stdout
+    assert "help exit 0" in done.stdout
+    assert done.stdout.splitlines()[-1] == "exit 0", done.stdout
+    assert "swapped in fastnotebook.open_notebook" in done.stdout
+    assert (tree / "open_notebook" / "utils" / "chunking.py").read_text() == patch.alias_source(
+        "chunking"
+    )

@@ -12,8 +12,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import ROOT, tiktoken_reference
-from open_notebook_support import open_notebook_src
+from helpers.corpus import ROOT, tiktoken_reference
+from helpers.open_notebook import open_notebook_src
 
 from fastnotebook.open_notebook import MODULES, patch
 

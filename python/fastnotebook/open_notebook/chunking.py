@@ -23,8 +23,6 @@ from loguru import logger
 
 from fastnotebook import _core
 from fastnotebook.chunking import (
-    _DEBUG,
-    _LOGURU_CORE,
     ContentType,
     _chunk_overlap_from,
     _chunk_size_from,
@@ -126,8 +124,7 @@ def chunk_text(
         ENCODING,
         MIN_CHUNK_SIZE,
     )
-    # loguru's own first test, read directly (see fastnotebook.chunking).
-    if split_as is not None and getattr(_LOGURU_CORE, "min_level", 0) <= _DEBUG:
+    if split_as is not None:
         logger.debug("Chunking text with content type: {}", split_as)
         logger.debug("Created {} chunks from over {} tokens", len(chunks), CHUNK_SIZE)
     return chunks

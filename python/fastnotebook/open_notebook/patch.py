@@ -15,6 +15,9 @@ versions fastnotebook.open_notebook mirrors (:data:`KNOWN_ORIGINALS`): a
 module that changed upstream may have a contract the mirror does not keep.
 PATH is the checkout (or image folder such as ``/app``) holding
 ``open_notebook/``, or the ``open_notebook`` package folder itself.
+
+Without the ``app`` extra (whose command line this is), the same command is
+``python -m fastnotebook.open_notebook.patch PATH [--undo]``.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ __all__ = [
     "PatchError",
     "add_command",
     "alias_source",
+    "main",
     "patch_open_notebook",
     "run",
     "undo_patch",
@@ -258,16 +262,37 @@ def _cmd(args: argparse.Namespace) -> int:
     return run(args.path, undo=args.undo)
 
 
-def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``patch-open-notebook`` on an argparse subparsers object."""
-    parser = sub.add_parser(
-        "patch-open-notebook",
-        help="swap fastnotebook's modules into an Open Notebook tree (or --undo)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def _arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("path", help="the Open Notebook tree (holding open_notebook/)")
     parser.add_argument(
         "--undo", action="store_true", help="restore the original modules from the backup"
     )
     parser.set_defaults(run=_cmd)
+    return parser
+
+
+def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``patch-open-notebook`` on an argparse subparsers object."""
+    _arguments(
+        sub.add_parser(
+            "patch-open-notebook",
+            help="swap fastnotebook's modules into an Open Notebook tree (or --undo)",
+            description=__doc__,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m fastnotebook.open_notebook.patch PATH [--undo]``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m fastnotebook.open_notebook.patch",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    args = _arguments(parser).parse_args(argv)
+    return _cmd(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
