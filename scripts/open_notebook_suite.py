@@ -128,14 +128,14 @@ def check_swapped(python: str, tree: Path, env: dict[str, str]) -> None:
         "    m = importlib.import_module('open_notebook.utils.' + name)\n"
         "    assert m.__name__ == 'fastnotebook.open_notebook.' + name, (name, m.__name__)\n"
     )
-    done = subprocess.run(
-        [python, "-c", probe], cwd=tree, env=env, capture_output=True, text=True
-    )
+    done = subprocess.run([python, "-c", probe], cwd=tree, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise SuiteError(f"the swap is not in effect in {tree}: {done.stderr.strip()[-500:]}")
 
 
-def run_pytest(python: str, tree: Path, env: dict[str, str], report: Path) -> dict[str, tuple[str, str]]:
+def run_pytest(
+    python: str, tree: Path, env: dict[str, str], report: Path
+) -> dict[str, tuple[str, str]]:
     """Runs ``pytest tests`` in ``tree``: test id -> (outcome, message)."""
     command = [
         python,

@@ -191,3 +191,33 @@ def test_command_line(tmp_path: Path, capsys: object) -> None:
         "throughput.png",
         "sizes.png",
     }
+
+
+def test_the_open_notebook_head_row_is_compared_with_the_original(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fastnotebook.bench import methods
+    from fastnotebook.open_notebook import chunking as head
+
+    for name, value in (("CHUNK_SIZE", 400), ("CHUNK_OVERLAP", 60), ("MIN_CHUNK_SIZE", 5)):
+        monkeypatch.setattr(head, name, value)
+    docs = corpus.load(tiny_corpus(tmp_path / "c"))
+    chosen = [
+        m
+        for m in chunking_methods()
+        if m.name in (methods.OPEN_NOTEBOOK_HEAD, "original (langchain+tiktoken)")
+    ]
+    assert [m.missing() for m in chosen] == [None, None]
+    results = runner.bench_chunking(docs, 1, chosen)
+    rows = [r for r in results if r.method == methods.OPEN_NOTEBOOK_HEAD]
+    assert sorted(r.kind for r in rows) == ["html", "markdown", "plain"]
+    for row in rows:
+        assert (row.unit, row.limit) == ("tokens", 400)
+        assert row.identical_to_original == 1.0
+        assert row.ratio_to_original is not None and row.ratio_to_original > 0
+        assert row.sizes.max <= 400
+
+    # Under other sizes the row would not be the release's: it is not run.
+    monkeypatch.setattr(head, "CHUNK_SIZE", 300)
+    row_method = next(m for m in chunking_methods() if m.name == methods.OPEN_NOTEBOOK_HEAD)
+    assert "not the release's (400, 60, 5)" in (row_method.missing() or "")

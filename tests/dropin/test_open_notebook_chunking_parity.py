@@ -12,11 +12,11 @@ from collections.abc import Callable, Iterator
 from types import ModuleType
 
 import pytest
-from helpers.corpus import KINDS, read, require_corpus, tiktoken_reference
-from helpers.open_notebook import open_notebook_src
 
 from fastnotebook.bench import reference
 from fastnotebook.open_notebook import chunking
+from helpers.corpus import KINDS, read, require_corpus, tiktoken_reference
+from helpers.open_notebook import open_notebook_src
 
 CT = {
     "html": chunking.ContentType.HTML,
@@ -34,7 +34,9 @@ def head_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(chunking, "MIN_CHUNK_SIZE", 5)
 
 
-def mismatches(kind: str, expected: Callable[[str, str | None, str | None], list[str]]) -> list[str]:
+def mismatches(
+    kind: str, expected: Callable[[str, str | None, str | None], list[str]]
+) -> list[str]:
     """The corpus files of ``kind`` whose chunks differ from ``expected(text,
     content_type, file_name)``: with the content type given, and detected
     from the file name and the text (as the app does for uploads)."""

@@ -13,12 +13,6 @@ from typing import Any
 
 import pytest
 from loguru import logger
-from helpers.open_notebook import (
-    forget_app_modules,
-    open_notebook_src,
-    public_signatures,
-    write_fake_app,
-)
 
 from fastnotebook import text_utils as fn_text_utils
 from fastnotebook.bench import reference
@@ -30,6 +24,12 @@ from fastnotebook.open_notebook import (
     text_utils,
     token_utils,
     version_utils,
+)
+from helpers.open_notebook import (
+    forget_app_modules,
+    open_notebook_src,
+    public_signatures,
+    write_fake_app,
 )
 
 ENV_NAMES = (
@@ -136,8 +136,7 @@ def test_names_and_signatures_match_the_checkout(name: str) -> None:
             continue
         ours = inspect.signature(getattr(module, attr))
         text = ", ".join(
-            p.name
-            + ("" if p.default is inspect.Parameter.empty else "=" + repr(p.default))
+            p.name + ("" if p.default is inspect.Parameter.empty else "=" + repr(p.default))
             for p in ours.parameters.values()
         )
         assert text == params, f"{name}.{attr}({text}) differs from the original ({params})"
@@ -184,7 +183,11 @@ def reload_with_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         ({"OPEN_NOTEBOOK_CHUNK_OVERLAP": "400"}, (400, 60, 5), "cannot be >= chunk size"),
         ({"OPEN_NOTEBOOK_CHUNK_OVERLAP": "x"}, (400, 60, 5), "Invalid OPEN_NOTEBOOK_CHUNK_OVERLAP"),
         ({"OPEN_NOTEBOOK_MIN_CHUNK_SIZE": "-1"}, (400, 60, 0), "cannot be negative"),
-        ({"OPEN_NOTEBOOK_MIN_CHUNK_SIZE": ""}, (400, 60, 5), "Invalid OPEN_NOTEBOOK_MIN_CHUNK_SIZE"),
+        (
+            {"OPEN_NOTEBOOK_MIN_CHUNK_SIZE": ""},
+            (400, 60, 5),
+            "Invalid OPEN_NOTEBOOK_MIN_CHUNK_SIZE",
+        ),
         ({"OPEN_NOTEBOOK_MIN_CHUNK_SIZE": "12"}, (400, 60, 12), None),
         (
             {"OPEN_NOTEBOOK_CHUNK_SIZE": "200", "OPEN_NOTEBOOK_CHUNK_OVERLAP": "20"},
@@ -202,8 +205,8 @@ def test_environment_is_read_at_import_and_clamped(
         on_chunking, on_embedding = reload_with_env(env)
     finally:
         logger.remove(sink)
-    assert (on_chunking.CHUNK_SIZE, on_chunking.CHUNK_OVERLAP, on_chunking.MIN_CHUNK_SIZE) == sizes
-    assert on_embedding.CHUNK_SIZE == sizes[0]
+    assert sizes == (on_chunking.CHUNK_SIZE, on_chunking.CHUNK_OVERLAP, on_chunking.MIN_CHUNK_SIZE)
+    assert sizes[0] == on_embedding.CHUNK_SIZE
     if message:
         assert any(message in m for m in messages), messages
     text = "A sentence of several tokens, said twice. " * 400
@@ -223,7 +226,7 @@ def test_embedding_batch_size_from_the_environment(
     reload_with_env: Any, raw: str, size: int
 ) -> None:
     _, on_embedding = reload_with_env({"OPEN_NOTEBOOK_EMBEDDING_BATCH_SIZE": raw})
-    assert on_embedding.EMBEDDING_BATCH_SIZE == size
+    assert size == on_embedding.EMBEDDING_BATCH_SIZE
 
 
 def test_chunk_text_reads_its_constants_at_each_call(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -267,7 +270,13 @@ def test_content_type_detection_follows_the_extension_table() -> None:
 
 def test_token_count_is_tiktokens_o200k() -> None:
     count = reference.token_counter("o200k_base")
-    for text in ["", "hello world", "<|endoftext|> is text here", "日本語のテキスト 🎉", "x" * 5000]:
+    for text in [
+        "",
+        "hello world",
+        "<|endoftext|> is text here",
+        "日本語のテキスト 🎉",
+        "x" * 5000,
+    ]:
         assert token_utils.token_count(text) == count(text)
     assert token_utils.token_cost(2_000_000) == pytest.approx(0.3)
     assert token_utils.token_cost(1000, cost_per_million=2.0) == pytest.approx(0.002)
@@ -490,7 +499,9 @@ async def test_patching_the_module_names_is_obeyed(
 async def test_source_context_budget_and_missing_source(fake_app: ModuleType) -> None:
     d = fake_app
     big = "word " * 500
-    insights = [d.SourceInsight(f"source_insight:{i}", insight_type="t", content=big) for i in (1, 2)]
+    insights = [
+        d.SourceInsight(f"source_insight:{i}", insight_type="t", content=big) for i in (1, 2)
+    ]
     add(d.Source, "source:s", insights=insights)
     full = await context_builder.build_source_context("s")
     assert full["total_items"] == 3

@@ -12,10 +12,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from helpers.open_notebook import open_notebook_src
 
 from fastnotebook.__main__ import main
 from fastnotebook.open_notebook import MODULES, patch
+from helpers.open_notebook import open_notebook_src
 
 SIX = [f"open_notebook/utils/{name}.py" for name in MODULES]
 #: The application's packages (the `app` extra), as tests/core/test_install.py lists them.
@@ -59,7 +59,9 @@ def test_patch_swaps_the_six_and_undo_restores_them(
 ) -> None:
     before = snapshot(tree)
     assert patch.run(tree) == 0
-    assert "swapped in fastnotebook.open_notebook for chunking, token_utils" in capsys.readouterr().out
+    assert (
+        "swapped in fastnotebook.open_notebook for chunking, token_utils" in capsys.readouterr().out
+    )
     after = snapshot(tree)
     backup = f"open_notebook/utils/{patch.BACKUP_DIR}"
     changed = {p for p in after if before.get(p) != after[p]}
@@ -70,7 +72,7 @@ def test_patch_swaps_the_six_and_undo_restores_them(
         text = (tree / "open_notebook" / "utils" / f"{name}.py").read_text()
         assert text == patch.alias_source(name)
         assert (
-            'import sys, importlib; sys.modules[__name__] = importlib.import_module('
+            "import sys, importlib; sys.modules[__name__] = importlib.import_module("
             f'"fastnotebook.open_notebook.{name}")'
         ) in text
         saved = tree / backup / f"{name}.py.orig"

@@ -12,10 +12,10 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from helpers.corpus import ROOT, tiktoken_reference
-from helpers.open_notebook import open_notebook_src
 
 from fastnotebook.open_notebook import MODULES, patch
+from helpers.corpus import ROOT, tiktoken_reference
+from helpers.open_notebook import open_notebook_src
 
 PYTHON_ENV = "FASTNOTEBOOK_OPEN_NOTEBOOK_PYTHON"
 
@@ -48,7 +48,7 @@ def test_the_release_suite_passes_swapped(tmp_path: Path) -> None:
     assert result.swapped.get("passed", 0) >= result.original["passed"], result.summary()
 
 
-TEST_FILE = '''
+TEST_FILE = """
 import open_notebook.utils.chunking as chunking
 import open_notebook.utils.token_utils as token_utils
 
@@ -63,7 +63,7 @@ def test_passes_only_on_the_original():
 
 def test_fails_on_both():
     assert False, "broken upstream"
-'''
+"""
 
 
 @pytest.fixture

@@ -35,12 +35,16 @@ class Method:
     family: str
     make: Callable[[], Callable[[Document], list[str]]]
     requires: tuple[str, ...] = ()
+    #: A further condition for running: why not, or None.
+    precondition: Callable[[], str | None] | None = None
 
     def missing(self) -> str | None:
         """Why the method cannot run here, or None."""
         absent = [m for m in self.requires if importlib.util.find_spec(m) is None]
         if absent:
             return f"not installed: {', '.join(absent)}"
+        if self.precondition is not None and (reason := self.precondition()):
+            return reason
         if self.unit == "tokens" and self.family == "original":
             try:
                 reference.tiktoken_encoding(ENCODING)
@@ -57,6 +61,29 @@ def _fastnotebook(unit: chunking.Unit) -> Callable[[], Callable[[Document], list
         return run
 
     return make
+
+
+#: The row of Open Notebook's current contract: its module of the same name,
+#: compared with the original of its unit (built as the release builds it).
+OPEN_NOTEBOOK_HEAD = "Open Notebook HEAD (tokens 400/15%): fastnotebook.open_notebook"
+
+
+def _open_notebook_head() -> Callable[[Document], list[str]]:
+    from fastnotebook.open_notebook import chunking as head
+
+    types = {t.value: t for t in head.ContentType}
+    return lambda doc: head.chunk_text(doc.text, types[doc.kind])
+
+
+def _open_notebook_head_defaults() -> str | None:
+    """The row is the release's defaults: not run under other sizes (set by
+    ``OPEN_NOTEBOOK_CHUNK_*`` at import), which the original would not use."""
+    from fastnotebook.open_notebook import chunking as head
+
+    sizes = (head.CHUNK_SIZE, head.CHUNK_OVERLAP, head.MIN_CHUNK_SIZE)
+    if sizes != (TOKENS_SIZE, TOKENS_OVERLAP, 5):
+        return f"OPEN_NOTEBOOK_* sizes in effect {sizes}, not the release's (400, 60, 5)"
+    return None
 
 
 def _original(unit: str) -> Callable[[], Callable[[Document], list[str]]]:
@@ -136,6 +163,14 @@ def chunking_methods() -> list[Method]:
             "original",
             _original("tokens"),
             ("langchain_text_splitters", "bs4", "tiktoken"),
+        ),
+        Method(
+            OPEN_NOTEBOOK_HEAD,
+            "tokens",
+            TOKENS_SIZE,
+            "fastnotebook",
+            _open_notebook_head,
+            precondition=_open_notebook_head_defaults,
         ),
         Method(
             "langchain RecursiveCharacterTextSplitter",

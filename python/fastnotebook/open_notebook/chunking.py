@@ -80,9 +80,30 @@ _EXTENSION_TO_CONTENT_TYPE: dict[str, ContentType] = {
     **dict.fromkeys([".html", ".htm", ".xhtml"], ContentType.HTML),
     **dict.fromkeys([".md", ".markdown", ".mdown", ".mkd"], ContentType.MARKDOWN),
     **dict.fromkeys(
-        [".txt", ".text", ".py", ".js", ".ts", ".java", ".c", ".cpp", ".go", ".rs", ".rb"]
-        + [".php", ".sh", ".bash", ".zsh", ".sql", ".json", ".yaml", ".yml", ".xml"]
-        + [".csv", ".tsv"],
+        [
+            ".txt",
+            ".text",
+            ".py",
+            ".js",
+            ".ts",
+            ".java",
+            ".c",
+            ".cpp",
+            ".go",
+            ".rs",
+            ".rb",
+            ".php",
+            ".sh",
+            ".bash",
+            ".zsh",
+            ".sql",
+            ".json",
+            ".yaml",
+            ".yml",
+            ".xml",
+            ".csv",
+            ".tsv",
+        ],
         ContentType.PLAIN,
     ),
 }

@@ -29,13 +29,10 @@ from fastnotebook import _core
 from fastnotebook.open_notebook._app import app_module
 from fastnotebook.open_notebook.token_utils import ENCODING, token_count
 
+# The application's names (Source, Note, Notebook, SourceInsight,
+# NotFoundError, DatabaseOperationError) are attributes too, but not in
+# __all__: a star import would import the application.
 __all__ = [
-    "DatabaseOperationError",
-    "Note",
-    "Notebook",
-    "NotFoundError",
-    "Source",
-    "SourceInsight",
     "build_notebook_context",
     "build_source_context",
     "token_count",
@@ -107,7 +104,11 @@ async def build_notebook_context(
                 except Exception:
                     continue
                 size = (
-                    "short" if "insights" in status else "long" if "full content" in status else None
+                    "short"
+                    if "insights" in status
+                    else "long"
+                    if "full content" in status
+                    else None
                 )
                 if size is not None:
                     source_context = await source.get_context(context_size=size)

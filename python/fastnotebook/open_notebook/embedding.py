@@ -78,9 +78,7 @@ async def mean_pool_embeddings(embeddings: Sequence[Sequence[float]]) -> list[fl
     return _core.mean_pool_embeddings(embeddings)
 
 
-async def generate_embeddings(
-    texts: list[str], command_id: str | None = None
-) -> list[list[float]]:
+async def generate_embeddings(texts: list[str], command_id: str | None = None) -> list[list[float]]:
     """Embeddings of many texts with the application's embedding model, in
     batches, each tried up to ``EMBEDDING_MAX_RETRIES`` times.
 

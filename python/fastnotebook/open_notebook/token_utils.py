@@ -22,9 +22,7 @@ ENCODING = "o200k_base"
 
 TIKTOKEN_CACHE_DIR: str | None = os.environ.get("TIKTOKEN_CACHE_DIR") or None
 if app_installed():
-    TIKTOKEN_CACHE_DIR = str(
-        app_module("open_notebook.config", __name__).TIKTOKEN_CACHE_DIR
-    )
+    TIKTOKEN_CACHE_DIR = str(app_module("open_notebook.config", __name__).TIKTOKEN_CACHE_DIR)
     os.environ["TIKTOKEN_CACHE_DIR"] = TIKTOKEN_CACHE_DIR
 
 

@@ -10,6 +10,8 @@ standard library's ``tomllib``.
 
 from __future__ import annotations
 
+import importlib
+import tomllib
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 from urllib.parse import urlparse
@@ -40,10 +42,11 @@ def _raw_pyproject_url(repo_url: str, branch: str) -> str:
 
 
 def _toml_loads(text: str) -> dict[str, Any]:
+    toml: Any
     try:
-        import tomli as toml
+        toml = importlib.import_module("tomli")
     except ImportError:
-        import tomllib as toml
+        toml = tomllib
     data: dict[str, Any] = toml.loads(text)
     return data
 
