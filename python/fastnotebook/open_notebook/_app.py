@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from types import ModuleType
 
 
 def app_installed() -> bool:
-    """Whether a package ``open_notebook`` can be imported."""
+    """Whether a package ``open_notebook`` is imported or can be."""
+    if "open_notebook" in sys.modules:
+        return sys.modules["open_notebook"] is not None
     try:
         return importlib.util.find_spec("open_notebook") is not None
     except (ImportError, ValueError):
