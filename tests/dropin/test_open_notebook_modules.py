@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -144,7 +145,7 @@ def test_names_and_signatures_match_the_checkout(name: str) -> None:
 
 def test_defaults_are_the_releases() -> None:
     for var in ENV_NAMES:
-        if var in __import__("os").environ:
+        if var in os.environ:
             pytest.skip(f"{var} is set in this environment")
     assert (chunking.CHUNK_SIZE, chunking.CHUNK_OVERLAP, chunking.MIN_CHUNK_SIZE) == (400, 60, 5)
     assert chunking.HIGH_CONFIDENCE_THRESHOLD == 0.8
