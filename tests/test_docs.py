@@ -4,8 +4,17 @@ current, and every Python example in README.md and docs/ runs."""
 
 from __future__ import annotations
 
+import argparse
+import doctest
+import importlib
+import importlib.util
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -166,3 +175,166 @@ def test_the_repository_documents_carry_the_markers() -> None:
         text = path.read_text(encoding="utf-8")
         # Raises when the markers are missing or broken.
         report.replace_between_markers(text, "figures")
+
+
+# --- generated references are current --------------------------------------------
+
+
+def _script(name: str) -> Any:
+    path = ROOT / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_api_reference_is_current() -> None:
+    gen = _script("gen_api_docs")
+    current = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    assert current == gen.updated(current), "docs/api.md: run python scripts/gen_api_docs.py"
+
+
+def test_api_reference_covers_every_public_name() -> None:
+    import fastnotebook
+
+    gen = _script("gen_api_docs")
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    reference = text[text.index(gen.MARKER) :]
+    names = list(fastnotebook.__all__)
+    for module_name in gen.MODULES:
+        if gen.importable(module_name):
+            names += importlib.import_module(module_name).__all__
+    for name in names:
+        assert f"`{name}" in reference or f"{name}`" in reference, name
+
+
+def test_cli_reference_is_current() -> None:
+    gen = _script("gen_cli_docs")
+    current = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert current == gen.replace_section(current, gen.render()), (
+        "docs/cli.md: run python scripts/gen_cli_docs.py"
+    )
+
+
+def test_cli_reference_lists_every_command_and_option() -> None:
+    gen = _script("gen_cli_docs")
+    parser = gen.build_parser()
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    for name, sub in gen.subcommands(parser).items():
+        assert f"### fastnotebook {name}" in text
+        for action in sub._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            for option in action.option_strings:
+                assert f"`{option}`" in text, (name, option)
+
+
+def test_generated_sections_are_refused_without_markers() -> None:
+    gen = _script("gen_cli_docs")
+    with pytest.raises(ValueError, match="cli:begin"):
+        gen.replace_section("no markers here", "section")
+    api = _script("gen_api_docs")
+    with pytest.raises(ValueError, match="api:begin"):
+        api.updated("no marker here")
+
+
+# --- every example runs -----------------------------------------------------------
+
+FENCE = re.compile(r"^```(\w*)\s*$")
+SKIP = re.compile(r"<!--\s*skip-test:")
+
+
+def code_blocks(path: Path, language: str) -> list[tuple[int, str, bool]]:
+    """(line, code, skipped) of each fenced block in ``language``; a block is
+    skipped when the line before its fence is a ``<!-- skip-test: ... -->``."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    blocks = []
+    i = 0
+    while i < len(lines):
+        match = FENCE.match(lines[i])
+        if not match:
+            i += 1
+            continue
+        start = i
+        end = next(j for j in range(i + 1, len(lines)) if lines[j].startswith("```"))
+        if match.group(1) == language:
+            skipped = start > 0 and bool(SKIP.search(lines[start - 1]))
+            blocks.append((start + 1, "\n".join(lines[start + 1 : end]) + "\n", skipped))
+        i = end + 1
+    return blocks
+
+
+#: The documents with Python examples to run (the others have none).
+DOCUMENTS = [
+    path
+    for path in sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
+    if any(not skipped for _, _, skipped in code_blocks(path, "python"))
+]
+
+RUNNER = """
+import json, sys, traceback
+blocks = json.load(sys.stdin)
+namespace = {"__name__": "__main__"}
+for line, code in blocks:
+    try:
+        exec(compile(code, f"{sys.argv[1]}:{line}", "exec"), namespace)
+    except BaseException:
+        traceback.print_exc()
+        sys.exit(f"the block at {sys.argv[1]}:{line} failed")
+"""
+
+
+@pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_python_examples_run(path: Path, tmp_path: Path) -> None:
+    """Each document's Python blocks run in order, in one namespace, in a
+    fresh interpreter with its own database folder."""
+    blocks = code_blocks(path, "python")
+    runnable = [(line, code) for line, code, skipped in blocks if not skipped]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SURREAL_", "FASTNOTEBOOK_"))}
+    env["FASTNOTEBOOK_DATA_DIR"] = str(tmp_path / "data")
+    env.pop("OPEN_NOTEBOOK_CHUNK_SIZE", None)
+    done = subprocess.run(
+        [sys.executable, "-c", RUNNER, str(path.relative_to(ROOT))],
+        input=json.dumps(runnable),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+
+
+def test_readme_and_docs_have_examples() -> None:
+    """The pages meant to show code do (so that the test above is not empty)."""
+    assert {ROOT / "README.md", ROOT / "docs" / "api.md"} <= set(DOCUMENTS)
+
+
+def test_api_reference_doctests_pass() -> None:
+    """The ``>>>`` examples of the docstrings, as docs/api.md shows them, run
+    in their module's namespace."""
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    module = "fastnotebook"
+    parser = doctest.DocTestParser()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    examples = 0
+    for chunk in re.split(r"(?m)^(?=### `fastnotebook)", text):
+        heading = re.match(r"### `(fastnotebook[\w.]*)`", chunk)
+        if heading:
+            module = heading.group(1)
+        globs = dict(vars(importlib.import_module(module)))
+        for match in re.finditer(r"```pycon\n(.*?)```", chunk, re.DOTALL):
+            test = parser.get_doctest(match.group(1), globs, module, "docs/api.md", 0)
+            examples += len(test.examples)
+            runner.run(test)
+    assert examples >= 10
+    assert runner.failures == 0, f"{runner.failures} doctest examples in docs/api.md failed"
+
+
+def test_code_blocks_finds_and_skips() -> None:
+    path = ROOT / "docs" / "api.md"
+    blocks = code_blocks(path, "python")
+    assert any(skipped for _, _, skipped in blocks)
+    assert any("configure_embedding_model" in code for _, code, skipped in blocks if skipped)
