@@ -57,7 +57,10 @@ def option_rows(parser: argparse.ArgumentParser) -> list[str]:
         default = action.default
         shown = (
             "-"
-            if default is None or default is False or default == argparse.SUPPRESS
+            if default is None
+            or default is False
+            or default == argparse.SUPPRESS
+            or "default" in (action.help or "")  # the help says it better
             else f"`{default}`"
         )
         rows.append(f"| {name} | {_cell(action.help or '')} | {shown} |")
@@ -86,7 +89,7 @@ def render() -> str:
     ]
     commands = subcommands(parser)
     lines += [f"| [`{name}`](#fastnotebook-{name}) | {_cell(helps.get(name, ''))} |" for name in commands]
-    lines += ["", "Options of every command:", "", "| option | meaning | default |", "|---|---|---|"]
+    lines += ["", "Options before any command (`fastnotebook -v embed`):", "", "| option | meaning | default |", "|---|---|---|"]
     lines += option_rows(parser)
     for name, sub in commands.items():
         usage = " ".join(sub.format_usage().split())
