@@ -158,6 +158,13 @@ def test_write_docs_rewrites_readme_and_performance_page(tmp_path: Path) -> None
     assert "| chunk_text, HTML, 1500 characters | 200 MB/s | 2.0 MB/s | 100.0x |" in readme
     stamp = "Measured 2026-12-02, commit abc1234, on Test CPU (2 cores), Python 3.11.7"
     assert stamp in readme
+    figure = f"{report.FIGURE_BEGIN}x{report.FIGURE_END}"
+    (tmp_path / "README.md").write_text(f"It chunks {figure}.\n{markers}\n")
+    report.write_docs(fake_report(), tmp_path, out, commit="abc1234", date="2026-12-02")
+    assert (tmp_path / "README.md").read_text().startswith(
+        f"It chunks {report.FIGURE_BEGIN}100x faster than the original on HTML"
+        f"{report.FIGURE_END}.\n"
+    )
     performance = (tmp_path / "docs" / "performance.md").read_text()
     assert stamp in performance
     for title in ("### Headline", "### Chunking", "### Token counting", "### Mean pooling"):
