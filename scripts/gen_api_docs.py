@@ -38,7 +38,7 @@ MODULES = (
     "fastnotebook.version_utils",
     "fastnotebook.splitters",
     "fastnotebook.context_builder",
-    "fastnotebook.exceptions",
+    "fastnotebook.errors",
 )
 
 MARKER = "<!-- api:begin -->"
@@ -114,7 +114,8 @@ def own_members(cls: type) -> list[tuple[str, Any]]:
 
 
 def render_class(qualname: str, cls: type) -> list[str]:
-    lines = [f"#### class `{qualname}{signature(cls) if not issubclass(cls, enum.Enum) else ''}`", ""]
+    sig = "" if issubclass(cls, enum.Enum) else signature(cls)
+    lines = [f"#### class `{qualname}{'' if sig == '(...)' else sig}`", ""]
     bases = [b for b in cls.__bases__ if b is not object]
     if bases:
         names = ", ".join(f"`{b.__module__}.{b.__qualname__}`" for b in bases)
@@ -175,7 +176,11 @@ def importable(name: str) -> bool:
 
 def render() -> str:
     modules = [importlib.import_module(m) for m in MODULES if importable(m)]
-    lines = [HEADER, "Modules: " + ", ".join(f"[`{m.__name__}`](#{anchor(m.__name__)})" for m in modules), ""]
+    lines = [
+        HEADER,
+        "Modules: " + ", ".join(f"[`{m.__name__}`](#{anchor(m.__name__)})" for m in modules),
+        "",
+    ]
     lines += render_package()
     for module in modules:
         lines += [f"### `{module.__name__}`", "", markdown_doc(inspect.getdoc(module)), ""]

@@ -88,8 +88,16 @@ def render() -> str:
         "|---|---|",
     ]
     commands = subcommands(parser)
-    lines += [f"| [`{name}`](#fastnotebook-{name}) | {_cell(helps.get(name, ''))} |" for name in commands]
-    lines += ["", "Options before any command (`fastnotebook -v embed`):", "", "| option | meaning | default |", "|---|---|---|"]
+    lines += [
+        f"| [`{name}`](#fastnotebook-{name}) | {_cell(helps.get(name, ''))} |" for name in commands
+    ]
+    lines += [
+        "",
+        "Options before any command (`fastnotebook -v embed`):",
+        "",
+        "| option | meaning | default |",
+        "|---|---|---|",
+    ]
     lines += option_rows(parser)
     for name, sub in commands.items():
         usage = " ".join(sub.format_usage().split())

@@ -242,7 +242,12 @@ PIPELINE_MODEL_RUN = "pipeline, default model (sample)"
 
 
 def replace_between_markers(
-    text: str, content: str, begin: str = BEGIN_MARKER, end: str = END_MARKER, *, inline: bool = False
+    text: str,
+    content: str,
+    begin: str = BEGIN_MARKER,
+    end: str = END_MARKER,
+    *,
+    inline: bool = False,
 ) -> str:
     """``text`` with everything between the ``begin`` and ``end`` markers
     replaced by ``content`` (on lines of its own unless ``inline``);
@@ -273,8 +278,8 @@ def _mbs(value: float) -> str:
 def pipeline_shares(result: dict[str, Any]) -> str:
     """The share of a pipeline run's wall time each part kept busy, as
     ``benches/bench_pipeline.py`` reports it."""
-    wall = result["embed_seconds"]
-    stages = result["embed_stages"]
+    wall = float(result["embed_seconds"])
+    stages: dict[str, float] = result["embed_stages"]
 
     def busy(names: tuple[str, ...]) -> float:
         return 100 * sum(stages.get(n, 0.0) for n in names) / wall
@@ -484,7 +489,7 @@ def write_docs(
     (between the markers) from ``report`` and, when ``out_dir`` holds one,
     the pipeline benchmark's ``pipeline.json``. Returns the files written."""
     commit = commit or current_commit(root)
-    date = date or datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    date = date or datetime.datetime.now(datetime.UTC).date().isoformat()
     pipeline_file = out_dir / "pipeline.json"
     pipeline = (
         json.loads(pipeline_file.read_text(encoding="utf-8")) if pipeline_file.is_file() else None

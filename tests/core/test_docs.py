@@ -64,8 +64,12 @@ def fake_report() -> Report:
         _chunking("original (langchain+tiktoken)", "tokens", "markdown", 2.0, 1.0),
     ]
     tokens = [
-        TokenResult("fastnotebook token_count", "o200k_base", "html", Timing(mbs=[150.0]), 1.0, 10.0),
-        TokenResult("fastnotebook token_count", "o200k_base", "plain", Timing(mbs=[120.0]), 1.0, 8.0),
+        TokenResult(
+            "fastnotebook token_count", "o200k_base", "html", Timing(mbs=[150.0]), 1.0, 10.0
+        ),
+        TokenResult(
+            "fastnotebook token_count", "o200k_base", "plain", Timing(mbs=[120.0]), 1.0, 8.0
+        ),
         TokenResult("tiktoken", "o200k_base", "html", Timing(mbs=[15.0]), None, 1.0),
         TokenResult("tiktoken", "o200k_base", "plain", Timing(mbs=[15.0]), None, 1.0),
     ]
@@ -161,9 +165,13 @@ def test_write_docs_rewrites_readme_and_performance_page(tmp_path: Path) -> None
     figure = f"{report.FIGURE_BEGIN}x{report.FIGURE_END}"
     (tmp_path / "README.md").write_text(f"It chunks {figure}.\n{markers}\n")
     report.write_docs(fake_report(), tmp_path, out, commit="abc1234", date="2026-12-02")
-    assert (tmp_path / "README.md").read_text().startswith(
-        f"It chunks {report.FIGURE_BEGIN}100x faster than the original on HTML"
-        f"{report.FIGURE_END}.\n"
+    assert (
+        (tmp_path / "README.md")
+        .read_text()
+        .startswith(
+            f"It chunks {report.FIGURE_BEGIN}100x faster than the original on HTML"
+            f"{report.FIGURE_END}.\n"
+        )
     )
     performance = (tmp_path / "docs" / "performance.md").read_text()
     assert stamp in performance
