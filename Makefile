@@ -7,7 +7,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 RUST_SOURCES := $(shell find rust -name '*.rs') Cargo.toml Cargo.lock pyproject.toml
 
-.PHONY: help setup build test test-rust test-python lint format demo bench fuzz clean
+.PHONY: help setup build test test-rust test-python lint format demo bench docs fuzz clean
 
 help: ## Show the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -54,17 +54,23 @@ format: setup ## Format Rust and Python sources
 demo: build ## Ingest, embed and search the bundled samples (database in target/demo)
 	$(PY) -m fastnotebook demo
 
-BENCH_OUT ?= bench-results
+BENCH_OUT ?= docs/perf
 
-bench: build ## Benchmarks against the references, same run (results in bench-results/)
-	$(PY) -m fastnotebook bench --out $(BENCH_OUT)
+# The pipeline runs first so that `fastnotebook bench --docs`, last, puts its
+# shares in the README's table too.
+bench: build ## Benchmarks against the references, same run (figures: docs/perf, README, docs/performance.md)
+	$(PY) benches/bench_pipeline.py --full-text-mb 0.25 --out $(BENCH_OUT)
 	$(PY) benches/bench_chunking.py
 	$(PY) benches/bench_tokens.py
 	$(PY) benches/bench_string_floor.py
 	$(PY) benches/bench_machine_state.py
 	$(PY) benches/bench_text_utils.py
 	$(PY) benches/bench_context.py
-	$(PY) benches/bench_pipeline.py --full-text-mb 0.25 --out $(BENCH_OUT)
+	$(PY) -m fastnotebook bench --out $(BENCH_OUT) --docs .
+
+docs: build ## Regenerate docs/api.md (docstrings) and docs/cli.md's reference (argument parser)
+	$(PY) scripts/gen_api_docs.py
+	$(PY) scripts/gen_cli_docs.py
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := detect recursive markdown html chunk_chars chunk_tokens tokens pooling cleaning transcode

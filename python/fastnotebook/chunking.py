@@ -345,7 +345,12 @@ def detect_content_type_from_heuristics(text: str) -> tuple[ContentType, float]:
 
 def detect_content_type(text: str, file_path: str | os.PathLike[str] | None = None) -> ContentType:
     """Content type from the file extension, else from the heuristics; the
-    heuristics override a plain-text extension only with high confidence."""
+    heuristics override a plain-text extension only with high confidence
+    (``HIGH_CONFIDENCE_THRESHOLD``).
+
+    >>> detect_content_type("anything", "page.html")
+    <ContentType.HTML: 'html'>
+    """
     chosen, from_extension, heuristic, confidence = _core.detect_content_type(
         _text_arg(text) if text else "", _path_str(file_path)
     )
@@ -374,8 +379,19 @@ def chunk_text(
     piece aside), with the splitter suited to its content type.
 
     Empty or whitespace-only text gives ``[]``; text that fits in one chunk
-    comes back whole and unchanged. ``unit`` overrides the configured unit
+    comes back whole and unchanged. The content type is ``content_type`` if
+    given, else detected from ``file_path`` and the text (see
+    ``detect_content_type``). ``unit`` overrides the configured unit
     ("chars" or "tokens", with that unit's default sizes).
+
+    Raises ``TypeError`` when ``text`` is not a ``str`` or ``content_type``
+    not a ``ContentType``, and ``ValueError`` (``MarkupRejectedError``) for
+    HTML that Python's ``html.parser`` rejects.
+
+    >>> chunk_text("Short enough to stay whole.")
+    ['Short enough to stay whole.']
+    >>> [len(c) for c in chunk_text("word " * 700)]
+    [1499, 1499, 949]
     """
     if not text:
         return []
@@ -417,7 +433,11 @@ def chunk_texts(
 
     The calling thread and one pool thread for each other core
     (``RAYON_NUM_THREADS`` sets the total) chunk with the GIL released; the
-    calling thread alone takes it, briefly, to build the result strings."""
+    calling thread alone takes it, briefly, to build the result strings.
+
+    >>> chunk_texts(["first text", "", "second text"])
+    [['first text'], [], ['second text']]
+    """
     texts = [t if t else "" for t in texts]
     for i, t in enumerate(texts):
         _text_arg(t, f"texts[{i}]")

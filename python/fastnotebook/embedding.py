@@ -86,19 +86,34 @@ async def mean_pool_embeddings(embeddings: Sequence[Sequence[float]]) -> list[fl
 
     Raises ``ValueError`` for an empty list, embeddings of different
     dimensions, or NaN/infinite values.
+
+    >>> import asyncio
+    >>> asyncio.run(mean_pool_embeddings([[3.0, 4.0], [3.0, 4.0]]))
+    [0.6, 0.8]
     """
     return _core.mean_pool_embeddings(embeddings)
 
 
 def mean_pool(matrix: npt.NDArray[Any]) -> np.ndarray[Any, Any]:
     """``mean_pool_embeddings`` for one document's (rows x dim) float32 or
-    float64 array; returns a vector of the same dtype."""
+    float64 array, read in place; returns a vector of the same dtype.
+
+    >>> import numpy as np
+    >>> mean_pool(np.array([[3.0, 4.0], [3.0, 4.0]])).tolist()
+    [0.6, 0.8]
+    """
     return _core.mean_pool(matrix)
 
 
 def mean_pool_segments(matrix: npt.NDArray[Any], offsets: npt.ArrayLike) -> np.ndarray[Any, Any]:
     """Pools many documents at once: rows ``offsets[i]:offsets[i+1]`` of the
-    (rows x dim) array are document i. Returns (documents x dim), same dtype."""
+    (rows x dim) array are document i. Returns (documents x dim), same dtype.
+
+    >>> import numpy as np
+    >>> rows = np.array([[3.0, 4.0], [3.0, 4.0], [1.0, 0.0]])
+    >>> mean_pool_segments(rows, [0, 2, 3]).tolist()
+    [[0.6, 0.8], [1.0, 0.0]]
+    """
     import numpy as np
 
     return _core.mean_pool_segments(matrix, np.ascontiguousarray(offsets, dtype=np.int64))

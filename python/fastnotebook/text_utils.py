@@ -28,7 +28,11 @@ THINK_PATTERN_NO_OPEN = re.compile(r"^(.*?)</think>", re.DOTALL)
 
 
 def remove_non_ascii(text: str) -> str:
-    """Remove non-ASCII characters from text."""
+    """Remove non-ASCII characters from text.
+
+    >>> remove_non_ascii("café ok")
+    'caf ok'
+    """
     return _core.remove_non_ascii(text)
 
 
@@ -47,6 +51,9 @@ def parse_thinking_content(content: str) -> tuple[str, str]:
     counts as thinking up to the first closing tag. Non-str content gives
     ``("", str(content))``, None ``("", "")``; content longer than 100,000
     characters is returned as it is.
+
+    >>> parse_thinking_content("<think>plan</think>The answer.")
+    ('plan', 'The answer.')
     """
     if not isinstance(content, str):
         return "", str(content) if content is not None else ""
@@ -55,7 +62,12 @@ def parse_thinking_content(content: str) -> tuple[str, str]:
 
 
 def clean_thinking_content(content: str) -> str:
-    """The answer with its thinking removed."""
+    """The answer with its thinking removed (the second half of
+    ``parse_thinking_content``).
+
+    >>> clean_thinking_content("<think>plan</think>The answer.")
+    'The answer.'
+    """
     return parse_thinking_content(content)[1]
 
 

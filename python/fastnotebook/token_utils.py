@@ -58,15 +58,30 @@ def set_default_encoding(encoding: str | None) -> None:
 
 
 def token_count(input_string: str, encoding: str | None = None) -> int:
-    """The number of tokens in a string."""
+    """The number of tokens in a string, as tiktoken counts them.
+
+    ``encoding`` is ``"o200k_base"`` or ``"cl100k_base"`` (default: see
+    ``get_default_encoding``); any other raises ``ValueError``.
+
+    >>> token_count("Hello world")
+    2
+    """
     return _core.token_count(input_string, _checked(encoding or get_default_encoding()))
 
 
 def token_counts(texts: Sequence[str], encoding: str | None = None) -> list[int]:
-    """``token_count`` for many strings at once, on all cores."""
+    """``token_count`` for many strings at once, on all cores (GIL released).
+
+    >>> token_counts(["Hello world", "", "Wie geht's?"])
+    [2, 0, 4]
+    """
     return _core.token_counts(list(texts), _checked(encoding or get_default_encoding()))
 
 
 def token_cost(token_count: int, cost_per_million: float = 0.150) -> float:
-    """The cost of ``token_count`` tokens at ``cost_per_million`` per million."""
+    """The cost of ``token_count`` tokens at ``cost_per_million`` per million.
+
+    >>> token_cost(2000, cost_per_million=0.15)
+    0.0003
+    """
     return cost_per_million * (token_count / 1_000_000)

@@ -111,7 +111,11 @@ def get_installed_version(package_name: str) -> str:
 
 def compare_versions(version1: str, version2: str) -> int:
     """-1, 0 or 1 as ``version1`` is lower than, equal to or higher than
-    ``version2`` under PEP 440; ``InvalidVersion`` for an invalid one."""
+    ``version2`` under PEP 440; ``InvalidVersion`` for an invalid one.
+
+    >>> compare_versions("1.2.0", "1.10")
+    -1
+    """
     v1, v2 = parse_version(version1), parse_version(version2)
     if v1 < v2:
         return -1

@@ -570,6 +570,12 @@ impl PyRecursiveSplitter {
         Ok(Self { inner })
     }
 
+    /// The chunks of `text`, each at most `chunk_size` characters (a single
+    /// piece with no separator inside aside), consecutive chunks sharing up to
+    /// `chunk_overlap` characters.
+    ///
+    /// >>> RecursiveSplitter(chunk_size=10, chunk_overlap=0).split_text("one two three four five")
+    /// ['one two', 'three', 'four five']
     fn split_text<'py>(&self, py: Python<'py>, text: UnreadText) -> PyResult<Bound<'py, PyList>> {
         match text.units() {
             CodeUnits::Latin1(u) => self.split_units(py, u),
@@ -618,6 +624,11 @@ impl PyMarkdownHeaderSplitter {
         Ok(Self { inner })
     }
 
+    /// `(page_content, metadata)` pairs: the text under each header, and the
+    /// headers (as named in `headers_to_split_on`) it sits under.
+    ///
+    /// >>> MarkdownHeaderSplitter([("#", "h1")]).split_text("# A\ntext\n# B\nmore")
+    /// [('text', {'h1': 'A'}), ('more', {'h1': 'B'})]
     fn split_text<'py>(&self, py: Python<'py>, text: UnreadText) -> PyResult<Bound<'py, PyList>> {
         match text.units() {
             CodeUnits::Latin1(u) => self.split_units(py, u),
@@ -657,6 +668,12 @@ impl PyHtmlHeaderSplitter {
         Ok(Self { inner })
     }
 
+    /// `(page_content, metadata)` pairs: the text of each section, and the
+    /// headers (as named in `headers_to_split_on`) it sits under. Raises
+    /// `MarkupRejectedError` (a `ValueError`) for markup `html.parser` rejects.
+    ///
+    /// >>> HtmlHeaderSplitter([("h1", "h1")]).split_text("<h1>A</h1><p>text</p>")
+    /// [('A', {'h1': 'A'}), ('text', {'h1': 'A'})]
     fn split_text<'py>(&self, py: Python<'py>, text: PyText) -> PyResult<Bound<'py, PyList>> {
         let sections = py.detach(|| self.inner.split(text.as_str()))?;
         sections_to_py(py, sections, |s: &String| text.to_py(py, s))

@@ -1,12 +1,18 @@
 """Presenting a benchmark report: tables on the terminal (rich), a Markdown
-summary for the README, PNG plots (matplotlib)."""
+summary, PNG plots (matplotlib), and the figures of README.md and
+docs/performance.md (``write_docs``)."""
 
 from __future__ import annotations
 
+import datetime
 import importlib.util
+import json
+import subprocess
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from fastnotebook.bench.corpus import KINDS
 from fastnotebook.bench.runner import ChunkingResult, PoolingResult, Report, TokenResult
 
 
@@ -210,3 +216,294 @@ def plot(report: Report, out_dir: Path) -> list[Path]:
     plt.close(fig)
     paths.append(path)
     return paths
+
+
+# --- the documentation's figures ----------------------------------------------
+#
+# ``fastnotebook bench --docs ROOT`` rewrites the part of ROOT/README.md and
+# ROOT/docs/performance.md between ``<!-- bench:begin -->`` and
+# ``<!-- bench:end -->``, so that the figures there are always the output of a
+# run, never typed by hand.
+
+BEGIN_MARKER = "<!-- bench:begin -->"
+END_MARKER = "<!-- bench:end -->"
+#: Around the README's one headline figure, inside its first paragraph.
+FIGURE_BEGIN = "<!-- bench:figure -->"
+FIGURE_END = "<!-- /bench:figure -->"
+
+#: The fastnotebook method and the original's, per unit, as ``methods`` names them.
+FASTNOTEBOOK = "fastnotebook"
+ORIGINAL = {"chars": "original (langchain)", "tokens": "original (langchain+tiktoken)"}
+UNIT_NAMES = {"chars": "1500 characters", "tokens": "400 tokens"}
+KIND_NAMES = {"html": "HTML", "markdown": "Markdown", "plain": "plain text"}
+
+#: The pipeline run whose shares of wall time the headline table gives.
+PIPELINE_MODEL_RUN = "pipeline, default model (sample)"
+
+
+def replace_between_markers(
+    text: str,
+    content: str,
+    begin: str = BEGIN_MARKER,
+    end: str = END_MARKER,
+    *,
+    inline: bool = False,
+) -> str:
+    """``text`` with everything between the ``begin`` and ``end`` markers
+    replaced by ``content`` (on lines of its own unless ``inline``);
+    ``ValueError`` when the markers are missing, repeated or out of order (a
+    document without them is not ours to rewrite)."""
+    if text.count(begin) != 1 or text.count(end) != 1:
+        raise ValueError(f"expected one {begin} and one {end}")
+    start = text.index(begin) + len(begin)
+    stop = text.index(end)
+    if stop < start:
+        raise ValueError(f"{end} comes before {begin}")
+    middle = content.strip() if inline else "\n" + content.strip("\n") + "\n"
+    return text[:start] + middle + text[stop:]
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(row) + " |" for row in rows),
+    ]
+
+
+def _mbs(value: float) -> str:
+    return f"{value:,.0f} MB/s" if value >= 10 else f"{value:.1f} MB/s"
+
+
+def pipeline_shares(result: dict[str, Any]) -> str:
+    """The share of a pipeline run's wall time each part kept busy, as
+    ``benches/bench_pipeline.py`` reports it."""
+    wall = float(result["embed_seconds"])
+    stages: dict[str, float] = result["embed_stages"]
+
+    def busy(names: tuple[str, ...]) -> float:
+        return 100 * sum(stages.get(n, 0.0) for n in names) / wall
+
+    model = busy(("model",))
+    database = busy(("plan", "load", "write", "index"))
+    ours = busy(("read", "parse", "hash", "chunk", "pool", "prepare"))
+    ours_text = f"{ours:.2f}%" if ours >= 0.005 else "under 0.01%"
+    return f"model {model:.1f}%, database {database:.1f}%, fastnotebook {ours_text}"
+
+
+def headline_rows(report: Report, pipeline: dict[str, Any] | None = None) -> list[list[str]]:
+    """The headline table: each content type and unit against the original
+    and the fastest peer, token counting, pooling and, when a pipeline run's
+    results are given, the shares of bulk embedding's wall time."""
+    rows: list[list[str]] = []
+    for unit in ("chars", "tokens"):
+        for kind in KINDS:
+            same = [r for r in report.chunking if r.kind == kind and r.unit == unit]
+            ours = next((r for r in same if r.method == FASTNOTEBOOK), None)
+            original = next((r for r in same if r.method == ORIGINAL[unit]), None)
+            if ours is None or original is None:
+                continue
+            peers = [r for r in same if r.method not in (FASTNOTEBOOK, ORIGINAL[unit])]
+            fastest = max(peers, key=lambda r: r.timing.median, default=None)
+            peer = "-"
+            if fastest is not None:
+                ratio = ours.timing.median / max(fastest.timing.median, 1e-9)
+                peer = f"{fastest.method}: {_mbs(fastest.timing.median)} ({ratio:.1f}x)"
+            identical = ours.identical_to_original
+            rows.append(
+                [
+                    f"chunk_text, {KIND_NAMES[kind]}, {UNIT_NAMES[unit]}",
+                    _mbs(ours.timing.median),
+                    _mbs(original.timing.median),
+                    _fmt(ours.ratio_to_original, ".1f", "x"),
+                    peer,
+                    "-" if identical is None else f"{100 * identical:.0f}%",
+                ]
+            )
+    for encoding in sorted({r.encoding for r in report.tokens}, reverse=True):
+        ours_t = [
+            r for r in report.tokens if r.encoding == encoding and r.method.endswith("token_count")
+        ]
+        base = [r for r in report.tokens if r.encoding == encoding and r.method == "tiktoken"]
+        if not ours_t or not base:
+            continue
+        speeds = [r.timing.median for r in ours_t]
+        ratios = [r.ratio_to_tiktoken for r in ours_t if r.ratio_to_tiktoken is not None]
+        same_t = [r.identical_to_tiktoken for r in ours_t if r.identical_to_tiktoken is not None]
+        base_speeds = [r.timing.median for r in base]
+        rows.append(
+            [
+                f"token_count, {encoding} (HTML, Markdown, plain text)",
+                f"{min(speeds):.0f}-{max(speeds):.0f} MB/s",
+                f"tiktoken {min(base_speeds):.1f}-{max(base_speeds):.1f} MB/s",
+                f"{min(ratios):.1f}-{max(ratios):.1f}x" if ratios else "-",
+                "-",
+                f"{100 * min(same_t):.0f}%" if same_t else "-",
+            ]
+        )
+    pooling = {r.method: r for r in report.pooling}
+    for ours_name, base_name, label in (
+        (
+            "fastnotebook mean_pool_embeddings (lists)",
+            "original (numpy, from lists)",
+            "mean_pool_embeddings, lists of floats",
+        ),
+        (
+            "fastnotebook mean_pool_segments (array)",
+            "numpy vectorised (array)",
+            "mean_pool_segments, float32 array",
+        ),
+    ):
+        if ours_name in pooling and base_name in pooling:
+            ours_p, base_p = pooling[ours_name], pooling[base_name]
+            copy = pooling.get("memcpy of the array (numpy copy)")
+            note = (
+                f"numpy copy of the array: {copy.gb_per_s:.2f} GB/s"
+                if copy is not None and "array" in ours_name
+                else "-"
+            )
+            rows.append(
+                [
+                    f"{label} ({ours_p.shape})",
+                    f"{ours_p.gb_per_s:.2f} GB/s",
+                    f"{base_name}: {base_p.gb_per_s:.2f} GB/s",
+                    f"{base_p.per_document_us / ours_p.per_document_us:.1f}x",
+                    note,
+                    "-",
+                ]
+            )
+    if pipeline is not None and PIPELINE_MODEL_RUN in pipeline:
+        run = pipeline[PIPELINE_MODEL_RUN]
+        rows.append(
+            [
+                f"bulk embedding, default model ({run['chunks']:,} chunks)",
+                f"share of wall time: {pipeline_shares(run)}",
+                "-",
+                "-",
+                "-",
+                "-",
+            ]
+        )
+    return rows
+
+
+HEADLINE_HEADER = [
+    "task",
+    "fastnotebook",
+    "original",
+    "speed-up",
+    "fastest other library (fastnotebook's speed-up)",
+    "same output as the original",
+]
+
+
+def _stamp(report: Report, commit: str, date: str) -> str:
+    env = report.environment
+    return (
+        f"Measured {date}, commit {commit}, on {env['cpu']} ({env['cores']} cores), "
+        f"Python {env['python']}, corpus {report.corpus}."
+    )
+
+
+def headline_figure(report: Report) -> str:
+    """The README's headline sentence: chunking in characters against the
+    original, per content type."""
+    parts = []
+    for kind in KINDS:
+        ours = next(
+            (
+                r
+                for r in report.chunking
+                if r.kind == kind and r.unit == "chars" and r.method == FASTNOTEBOOK
+            ),
+            None,
+        )
+        if ours is not None and ours.ratio_to_original is not None:
+            parts.append(f"{ours.ratio_to_original:.0f}x on {KIND_NAMES[kind]}")
+    if not parts:
+        return "faster than the original"
+    parts[0] = parts[0].replace(" on ", " faster than the original on ", 1)
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def readme_section(report: Report, commit: str, date: str, pipeline: dict[str, Any] | None) -> str:
+    """What ``--docs`` writes between the README's markers."""
+    lines = _table(HEADLINE_HEADER, headline_rows(report, pipeline))
+    lines += ["", _stamp(report, commit, date)]
+    return "\n".join(lines)
+
+
+def performance_section(
+    report: Report, commit: str, date: str, pipeline: dict[str, Any] | None
+) -> str:
+    """What ``--docs`` writes between docs/performance.md's markers: the
+    headline table, then every table of the run in full."""
+    lines = [_stamp(report, commit, date), "", "### Headline", ""]
+    lines += _table(HEADLINE_HEADER, headline_rows(report, pipeline))
+    lines += ["", "![Chunking throughput by method and content type](perf/throughput.png)", ""]
+    for title, header, rows in sections(report):
+        lines += [f"### {title}", "", *_table(header, rows), ""]
+    if pipeline:
+        rows = [
+            [
+                name,
+                f"{r['documents']:,}",
+                f"{r['chunks']:,}",
+                f"{r['bytes'] / 1e6:.2f}",
+                f"{r['embed_seconds']:.1f}",
+                f"{r['peak_mb']:.0f}",
+                pipeline_shares(r),
+            ]
+            for name, r in pipeline.items()
+        ]
+        header = ["run", "documents", "chunks", "MB", "embed s", "peak MB", "busy (share of wall)"]
+        lines += ["### Bulk embedding (`benches/bench_pipeline.py`)", "", *_table(header, rows), ""]
+    lines.append(TIMING_NOTE)
+    lines += [f"Missing: {name}: {reason}" for name, reason in report.missing.items()]
+    return "\n".join(lines)
+
+
+def current_commit(root: Path) -> str:
+    """The short hash of ``root``'s checked-out commit, or ``unknown``."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except OSError:
+        return "unknown"
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else "unknown"
+
+
+def write_docs(
+    report: Report,
+    root: Path,
+    out_dir: Path,
+    *,
+    commit: str | None = None,
+    date: str | None = None,
+) -> list[Path]:
+    """Rewrite the figures of ``root``'s README.md and docs/performance.md
+    (between the markers) from ``report`` and, when ``out_dir`` holds one,
+    the pipeline benchmark's ``pipeline.json``. Returns the files written."""
+    commit = commit or current_commit(root)
+    date = date or datetime.datetime.now(datetime.UTC).date().isoformat()
+    pipeline_file = out_dir / "pipeline.json"
+    pipeline = (
+        json.loads(pipeline_file.read_text(encoding="utf-8")) if pipeline_file.is_file() else None
+    )
+    targets = {
+        root / "README.md": readme_section(report, commit, date, pipeline),
+        root / "docs" / "performance.md": performance_section(report, commit, date, pipeline),
+    }
+    for path, content in targets.items():
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such file to write the figures into")
+        text = replace_between_markers(path.read_text(encoding="utf-8"), content)
+        if FIGURE_BEGIN in text:
+            figure = headline_figure(report)
+            text = replace_between_markers(text, figure, FIGURE_BEGIN, FIGURE_END, inline=True)
+        path.write_text(text, encoding="utf-8")
+    return list(targets)

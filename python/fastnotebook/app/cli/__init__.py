@@ -1,11 +1,12 @@
-"""The ``fastnotebook`` command line.
+"""The fastnotebook command line.
 
-- ``ingest PATH...``: files and folders in, sources out;
-- ``embed``: (re-)embed what changed, through the staged pipeline;
-- ``search "query"``: vector search over what is stored;
-- ``chunk FILE``: the chunks of one file;
-- ``demo``: all of the above on the bundled samples;
-- ``bench``, ``serve``: the chunking benchmark, the HTTP API.
+ingest PATH...   files and folders in, sources out
+embed            (re-)embed what changed, through the staged pipeline
+search "query"   vector search over what is stored
+chunk FILE       the chunks of one file
+demo             all of the above on the bundled samples
+bench            the chunking benchmark
+serve            the context API over HTTP
 """
 
 from __future__ import annotations

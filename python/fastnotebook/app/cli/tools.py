@@ -60,6 +60,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     (out / "bench.md").write_text(report.markdown(result), encoding="utf-8")
     plots = report.plot(result, out)
     print(f"\nwrote {out / 'bench.json'}, {out / 'bench.md'}, " + ", ".join(map(str, plots)))
+    if args.docs is not None:
+        written = report.write_docs(result, Path(args.docs), out)
+        print("wrote the figures of " + ", ".join(map(str, written)))
     return 0
 
 
@@ -89,6 +92,14 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         type=int,
         default=1000,
         help="documents of 8 x 768 floats in the list pooling case (x10 for arrays)",
+    )
+    bench.add_argument(
+        "--docs",
+        nargs="?",
+        const=".",
+        metavar="ROOT",
+        help="also rewrite the figures in ROOT/README.md and ROOT/docs/performance.md "
+        "(between their bench markers; ROOT defaults to the current folder)",
     )
     bench.set_defaults(run=cmd_bench)
 
