@@ -1,7 +1,10 @@
 //! fastnotebook's core: the text preparation of Open Notebook's `utils`, in
 //! Rust. The algorithm modules know nothing of Python; `py` is the one thin
-//! bindings layer that the `fastnotebook._core` extension module exposes.
+//! bindings layer that the `fastnotebook._core` extension module exposes: it
+//! converts arguments and results between Python and Rust and maps errors,
+//! and every decision is the core's.
 
+pub mod batch;
 pub mod chunking;
 pub mod cleaning;
 pub mod error;

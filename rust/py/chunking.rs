@@ -5,8 +5,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
-use super::batch;
 use super::text::{PyText, UnreadText, UnwrittenUnits, max_char, new_string, new_unwritten_string};
+use crate::batch;
 use crate::chunking::detect::{self, ContentType};
 use crate::chunking::html::HtmlHeaderSplitter;
 use crate::chunking::markdown::MarkdownHeaderSplitter;

@@ -1,7 +1,6 @@
 //! The Python bindings: argument conversion, GIL release and error mapping.
 //! No algorithm lives here.
 
-mod batch;
 mod chunking;
 mod cleaning;
 mod pooling;

@@ -5,8 +5,8 @@
 //! vocabulary loads on first use, with the GIL released; so is the work,
 //! except for short texts (under 1 KB).
 
-use super::batch;
 use super::text::{PyText, UnreadText};
+use crate::batch;
 use crate::text::Surrogates;
 use crate::tokens::{Encoding, classes};
 use pyo3::exceptions::PyValueError;

@@ -1,9 +1,11 @@
-//! How the batch functions spread texts over the cores.
+//! How the batch functions spread texts over the cores: a work-sharing
+//! runner on rayon's global pool, for a caller outside it.
 //!
 //! The calling thread works on the items itself, beside a helper on each
-//! other thread of the pool, and it alone finishes the results (makes their
-//! Python objects). Both choices come from what was measured on a 2-core
-//! virtual machine when every pool thread worked and the caller slept:
+//! other thread of the pool, and it alone finishes the results (the bindings
+//! make their Python objects there). Both choices come from what was measured
+//! on a 2-core virtual machine when every pool thread worked and the caller
+//! slept:
 //! - The caller woke two pool threads and went to sleep. The kernel at times
 //!   put both on one core, and left them there for milliseconds while the
 //!   other core idled. A caller that keeps working stays on its core, and the
