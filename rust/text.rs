@@ -95,6 +95,41 @@ pub enum CodeUnits<'a> {
     Ucs4(&'a [u32]),
 }
 
+/// The one dispatch over the three widths of a CPython `str`: evaluates
+/// `$body` with `$units` bound to what a [`CodeUnits`] holds, whichever its
+/// width. With an enum's name first, it does the same for any enum whose
+/// variants are named `Latin1`, `Ucs2` and `Ucs4` (one value each).
+///
+/// The body is compiled once per width: generic code called in it is
+/// monomorphised for `u8`, `u16` and `u32`, and the width is matched once,
+/// not per unit.
+///
+/// ```
+/// use _core::{for_width, text::{CodeUnit, CodeUnits}};
+/// fn max<T: CodeUnit>(units: &[T]) -> u32 {
+///     units.iter().map(|u| u.code_point()).max().unwrap_or(0)
+/// }
+/// let units = CodeUnits::Ucs2(&[0x41, 0x3B1]);
+/// assert_eq!(for_width!(units, |u| max(u)), 0x3B1);
+/// ```
+#[macro_export]
+macro_rules! for_width {
+    ($value:expr, |$units:pat_param| $body:expr) => {
+        match $value {
+            $crate::text::CodeUnits::Latin1($units) => $body,
+            $crate::text::CodeUnits::Ucs2($units) => $body,
+            $crate::text::CodeUnits::Ucs4($units) => $body,
+        }
+    };
+    ($value:expr, $enum:ident, |$units:pat_param| $body:expr) => {
+        match $value {
+            $enum::Latin1($units) => $body,
+            $enum::Ucs2($units) => $body,
+            $enum::Ucs4($units) => $body,
+        }
+    };
+}
+
 /// What to do with lone surrogates when transcoding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Surrogates {
@@ -110,13 +145,11 @@ pub fn transcode(
     units: CodeUnits<'_>,
     surrogates: Surrogates,
 ) -> Result<(String, Option<SurrogateMap>)> {
-    match (units, surrogates) {
-        (CodeUnits::Latin1(u), _) => Ok((utf8_of(u, Placeholders::Reject)?, None)),
-        (CodeUnits::Ucs2(u), Surrogates::Drop) => Ok((utf8_of(u, Placeholders::Drop)?, None)),
-        (CodeUnits::Ucs4(u), Surrogates::Drop) => Ok((utf8_of(u, Placeholders::Drop)?, None)),
-        (CodeUnits::Ucs2(u), Surrogates::Map) => with_surrogates(u),
-        (CodeUnits::Ucs4(u), Surrogates::Map) => with_surrogates(u),
-    }
+    for_width!(units, |u| match surrogates {
+        // Latin-1 has no surrogates: either way, every unit is a character.
+        Surrogates::Drop => Ok((utf8_of(u, Placeholders::Drop)?, None)),
+        Surrogates::Map => with_surrogates(u),
+    })
 }
 
 /// UTF-8 for code units, lone surrogates as U+FFFD (Python's
@@ -154,6 +187,8 @@ pub trait CodeUnit:
     const PARAGRAPH_BREAK: &'static [Self];
 
     fn code_point(self) -> u32;
+    /// The units `units` holds when they are of this width.
+    fn units_of(units: CodeUnits<'_>) -> Option<&[Self]>;
     /// The unit holding code point `cp`, when it fits.
     fn from_code_point(cp: u32) -> Option<Self>;
     /// The unit as one byte: only meaningful when it is below 256.
@@ -596,6 +631,13 @@ impl CodeUnit for u8 {
     }
 
     #[inline(always)]
+    fn units_of(units: CodeUnits<'_>) -> Option<&[u8]> {
+        match units {
+            CodeUnits::Latin1(units) => Some(units),
+            _ => None,
+        }
+    }
+    #[inline(always)]
     fn code_point(self) -> u32 {
         u32::from(self)
     }
@@ -635,6 +677,13 @@ impl CodeUnit for u16 {
         bytes
     }
 
+    #[inline(always)]
+    fn units_of(units: CodeUnits<'_>) -> Option<&[u16]> {
+        match units {
+            CodeUnits::Ucs2(units) => Some(units),
+            _ => None,
+        }
+    }
     #[inline(always)]
     fn code_point(self) -> u32 {
         u32::from(self)
@@ -676,6 +725,13 @@ impl CodeUnit for u32 {
     }
 
     #[inline(always)]
+    fn units_of(units: CodeUnits<'_>) -> Option<&[u32]> {
+        match units {
+            CodeUnits::Ucs4(units) => Some(units),
+            _ => None,
+        }
+    }
+    #[inline(always)]
     fn code_point(self) -> u32 {
         self
     }
@@ -691,6 +747,40 @@ impl CodeUnit for u32 {
     fn narrow_u16(self) -> u16 {
         self as u16 // only called when every unit is below 65536
     }
+}
+
+/// A bound of the largest code point of `pieces` that CPython takes for the
+/// same one: it only asks which of 0x80, 0x100 and 0x10000 the largest
+/// reaches. The OR of the units reaches the same ones (they are powers of
+/// two) and is cheaper than the maximum; and the scan stops as soon as the
+/// widest representation the units can need is reached.
+pub fn max_char<T: CodeUnit>(pieces: &[&[T]]) -> u32 {
+    let widest = match std::mem::size_of::<T>() {
+        1 => 0x80,
+        2 => 0x100,
+        _ => 0x1_0000,
+    };
+    let mut or = 0;
+    for block in pieces.iter().flat_map(|units| units.chunks(512)) {
+        // Sixteen lanes, OR-ed unit by unit: this form vectorises.
+        let (lanes, rest) = block.as_chunks::<16>();
+        let mut acc = [T::default(); 16];
+        for lane in lanes {
+            for (a, &u) in acc.iter_mut().zip(lane) {
+                *a = *a | u;
+            }
+        }
+        or |= acc
+            .iter()
+            .chain(rest)
+            .fold(T::default(), |or, &u| or | u)
+            .code_point();
+        if or >= widest {
+            break;
+        }
+    }
+    // OR-ing code points may pass U+10FFFF, which CPython refuses.
+    or.min(0x10_FFFF)
 }
 
 /// Finds a needle in the memory of a text whose units are `unit` bytes wide

@@ -6,8 +6,10 @@
 //! to the original's.
 
 use super::signals::{html_signals, markdown_signals};
+use crate::error::{Error, Result};
 use crate::unicode;
 use std::borrow::Cow;
+use std::str::FromStr;
 
 /// How a text is split.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -26,13 +28,20 @@ impl ContentType {
             ContentType::Plain => "plain",
         }
     }
+}
 
-    pub fn from_name(name: &str) -> Option<Self> {
+/// The type of a name (the Python enum member's value).
+impl FromStr for ContentType {
+    type Err = Error;
+
+    fn from_str(name: &str) -> Result<Self> {
         match name {
-            "html" => Some(ContentType::Html),
-            "markdown" => Some(ContentType::Markdown),
-            "plain" => Some(ContentType::Plain),
-            _ => None,
+            "html" => Ok(ContentType::Html),
+            "markdown" => Ok(ContentType::Markdown),
+            "plain" => Ok(ContentType::Plain),
+            _ => Err(Error::InvalidArgument(format!(
+                "content_type must be 'html', 'markdown' or 'plain', got {name:?}"
+            ))),
         }
     }
 }
@@ -271,6 +280,19 @@ pub fn detect_lazily<'t>(path: Option<&str>, text: impl FnOnce() -> Cow<'t, str>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_of_types() {
+        for ct in [ContentType::Html, ContentType::Markdown, ContentType::Plain] {
+            assert_eq!(ct.as_str().parse(), Ok(ct));
+        }
+        assert_eq!(
+            "HTML".parse::<ContentType>(),
+            Err(Error::InvalidArgument(
+                "content_type must be 'html', 'markdown' or 'plain', got \"HTML\"".into()
+            ))
+        );
+    }
 
     #[test]
     fn extensions_follow_pathlib_suffix() {

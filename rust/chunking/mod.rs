@@ -7,6 +7,7 @@ pub mod html;
 mod lines;
 pub mod markdown;
 pub mod recursive;
+pub mod route;
 pub mod signals;
 mod span_merge;
 pub mod splittable;
@@ -14,7 +15,7 @@ pub mod splittable;
 use std::borrow::Borrow;
 use std::ops::Range;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use detect::ContentType;
 use recursive::{CharLength, LengthFunction, Piece, RecursiveSplitter};
 use splittable::Splittable;
@@ -47,6 +48,29 @@ impl ChunkSizes {
         chunk_overlap: 225,
         min_chunk_size: None,
     };
+
+    /// Sizes from numbers as a caller passes them (possibly negative): the
+    /// chunk size must be above 0, the others at least 0.
+    pub fn new(chunk_size: i64, chunk_overlap: i64, min_chunk_size: Option<i64>) -> Result<Self> {
+        fn at_least(name: &str, value: i64, min: i64, rule: &str) -> Result<usize> {
+            match usize::try_from(value) {
+                Ok(n) if value >= min => Ok(n),
+                _ => Err(Error::InvalidArgument(format!(
+                    "{name} must be {rule}, got {value}"
+                ))),
+            }
+        }
+        let chunk_size = at_least("chunk_size", chunk_size, 1, "> 0")?;
+        let chunk_overlap = at_least("chunk_overlap", chunk_overlap, 0, ">= 0")?;
+        let min_chunk_size = min_chunk_size
+            .map(|min| at_least("min_chunk_size", min, 0, ">= 0"))
+            .transpose()?;
+        Ok(ChunkSizes {
+            chunk_size,
+            chunk_overlap,
+            min_chunk_size,
+        })
+    }
 }
 
 /// Where a chunk's text lives.
@@ -393,6 +417,32 @@ mod tests {
             .iter()
             .map(|c| out.text(text, c).to_string())
             .collect()
+    }
+
+    #[test]
+    fn sizes_are_checked() {
+        assert_eq!(ChunkSizes::new(1500, 225, None), Ok(ChunkSizes::CHARS));
+        assert_eq!(
+            ChunkSizes::new(1, 0, Some(0)).map(|s| s.min_chunk_size),
+            Ok(Some(0))
+        );
+        let err = |s: &str| Err(Error::InvalidArgument(s.into()));
+        assert_eq!(
+            ChunkSizes::new(0, 0, None),
+            err("chunk_size must be > 0, got 0")
+        );
+        assert_eq!(
+            ChunkSizes::new(-3, 0, None),
+            err("chunk_size must be > 0, got -3")
+        );
+        assert_eq!(
+            ChunkSizes::new(10, -1, None),
+            err("chunk_overlap must be >= 0, got -1")
+        );
+        assert_eq!(
+            ChunkSizes::new(10, 0, Some(-1)),
+            err("min_chunk_size must be >= 0, got -1")
+        );
     }
 
     #[test]

@@ -1,59 +1,27 @@
 //! Bindings for content-type detection, `chunk_text` and the three splitters.
+//! Which way a text is chunked is the core's decision
+//! ([`crate::chunking::route`]); here its code units or UTF-8 are taken from
+//! the `str` and the chunks made into strings.
 
 use pyo3::exceptions::PyValueError;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
-use super::text::{PyText, UnreadText, UnwrittenUnits, max_char, new_string, new_unwritten_string};
+use super::text::{PyText, UnreadText, UnwrittenUnits, new_string, new_unwritten_string};
 use crate::batch;
 use crate::chunking::detect::{self, ContentType};
 use crate::chunking::html::HtmlHeaderSplitter;
 use crate::chunking::markdown::MarkdownHeaderSplitter;
 use crate::chunking::recursive::{CharLength, KeepSeparator, Piece, RecursiveSplitter};
-use crate::chunking::{self, ChunkSizes, Chunks, Section, Source};
+use crate::chunking::route::{self, Unit, UnitChunks, WidthChunks};
+use crate::chunking::{ChunkSizes, Chunks, Section, Source};
 use crate::error::Result;
+use crate::for_width;
 use crate::text::{CodeUnit, CodeUnits, Surrogates};
-use crate::tokens::{Encoding, TokenLength};
 
-fn content_type_arg(name: Option<&str>) -> PyResult<Option<ContentType>> {
-    name.map(|n| {
-        ContentType::from_name(n).ok_or_else(|| {
-            PyValueError::new_err(format!(
-                "content_type must be 'html', 'markdown' or 'plain', got {n:?}"
-            ))
-        })
-    })
-    .transpose()
-}
-
-fn sizes_arg(
-    chunk_size: i64,
-    chunk_overlap: i64,
-    min_chunk_size: Option<i64>,
-) -> PyResult<ChunkSizes> {
-    if chunk_size <= 0 {
-        return Err(PyValueError::new_err(format!(
-            "chunk_size must be > 0, got {chunk_size}"
-        )));
-    }
-    if chunk_overlap < 0 {
-        return Err(PyValueError::new_err(format!(
-            "chunk_overlap must be >= 0, got {chunk_overlap}"
-        )));
-    }
-    if let Some(min) = min_chunk_size
-        && min < 0
-    {
-        return Err(PyValueError::new_err(format!(
-            "min_chunk_size must be >= 0, got {min}"
-        )));
-    }
-    Ok(ChunkSizes {
-        chunk_size: chunk_size as usize,
-        chunk_overlap: chunk_overlap as usize,
-        min_chunk_size: min_chunk_size.map(|m| m as usize),
-    })
+fn content_type_arg(name: Option<&str>) -> Result<Option<ContentType>> {
+    name.map(str::parse).transpose()
 }
 
 #[pyfunction]
@@ -107,146 +75,47 @@ fn chunk_strings<'py>(
         .collect()
 }
 
-/// What a chunk's size is counted in.
-#[derive(Clone, Copy)]
-enum Unit {
-    Chars,
-    Tokens(Encoding),
-}
-
-fn unit_arg(unit: &str, encoding: &str) -> PyResult<Unit> {
-    match unit {
-        "chars" => Ok(Unit::Chars),
-        "tokens" => Encoding::from_name(encoding)
-            .map(Unit::Tokens)
-            .ok_or_else(|| {
-                PyValueError::new_err(format!(
-                    "unknown encoding {encoding:?}; choose one of o200k_base, cl100k_base"
-                ))
-            }),
-        other => Err(PyValueError::new_err(format!(
-            "unit must be 'chars' or 'tokens', got {other:?}"
-        ))),
-    }
-}
-
-/// Chunks one text in the given unit, as UTF-8.
-fn chunk_in_unit(
-    text: &PyText,
-    content_type: Option<ContentType>,
-    path: Option<&str>,
-    sizes: ChunkSizes,
-    unit: Unit,
-) -> Result<Chunks> {
-    let input = text.as_str();
-    match unit {
-        Unit::Chars => chunking::chunk_text(input, content_type, path, sizes, &CharLength),
-        Unit::Tokens(encoding) => {
-            let length = TokenLength::new(encoding.tokenizer(), text.surrogates());
-            chunking::chunk_text(input, content_type, path, sizes, &length)
-        }
-    }
-}
-
-/// The chunks of one text, computed on its code units when possible (no
-/// transcoding, and characters are units), else on its UTF-8.
+/// The chunks of one text, on its code units or on its UTF-8 (see
+/// [`route`]), with what they are slices of.
 enum Chunked {
-    Latin1(UnreadText, UnitChunks<u8>),
-    Ucs2(UnreadText, UnitChunks<u16>),
-    Ucs4(UnreadText, UnitChunks<u32>),
+    Units(UnreadText, WidthChunks),
     Utf8(PyText, Chunks),
 }
 
-/// Chunks of code units, with the bound of each one's largest code point
-/// that its `str` is made for (found without the GIL, which making the
-/// strings needs).
-struct UnitChunks<T> {
-    chunks: Chunks<Vec<T>>,
-    max_chars: Vec<u32>,
-}
-
-impl<T: CodeUnit> UnitChunks<T> {
-    /// `ascii`: whether the input is all ASCII, and so is every chunk (its
-    /// units, and the ASCII a splitter adds): then none is scanned, nor is a
-    /// chunk known to be ASCII on its own ([`crate::chunking::Chunk::ascii`]).
-    fn new(input: &[T], chunks: Chunks<Vec<T>>, ascii: bool) -> Self {
-        let max_chars = chunks
-            .chunks
-            .iter()
-            .map(|c| {
-                if ascii || c.ascii {
-                    0x7F
-                } else {
-                    max_char(&[chunks.text(input, c)])
-                }
-            })
-            .collect();
-        Self { chunks, max_chars }
+impl Chunked {
+    /// Chunks one text (needs no GIL).
+    fn new(
+        text: UnreadText,
+        content_type: Option<ContentType>,
+        path: Option<&str>,
+        sizes: ChunkSizes,
+        unit: Unit,
+    ) -> Result<Chunked> {
+        let (units, ascii) = (text.units(), text.is_ascii());
+        if let Some(chunks) =
+            route::chunk_code_units(units, ascii, content_type, path, sizes, unit)?
+        {
+            return Ok(Chunked::Units(text, chunks));
+        }
+        let text = text.read(Surrogates::Map)?;
+        let chunks = route::chunk_utf8(
+            text.as_str(),
+            text.surrogates(),
+            content_type,
+            path,
+            sizes,
+            unit,
+        )?;
+        Ok(Chunked::Utf8(text, chunks))
     }
-}
 
-/// Chunks one text. Counting characters, plain text and Markdown are split
-/// on the code units; HTML (parsed as UTF-8) and tokens (BPE on UTF-8) on
-/// the transcoded text.
-fn chunk_one(
-    text: UnreadText,
-    content_type: Option<ContentType>,
-    path: Option<&str>,
-    sizes: ChunkSizes,
-    unit: Unit,
-) -> Result<Chunked> {
-    if let Unit::Chars = unit {
-        let (ct, sizes) = (content_type, sizes);
-        match text.units() {
-            CodeUnits::Latin1(u) => {
-                if let Some(c) = chunking::chunk_text_unless_html(u, ct, path, sizes, &CharLength)?
-                {
-                    let chunks = UnitChunks::new(u, c, text.is_ascii());
-                    return Ok(Chunked::Latin1(text, chunks));
-                }
-            }
-            CodeUnits::Ucs2(u) if !rebuilds_large(u, ct, path, sizes) => {
-                if let Some(c) = chunking::chunk_text_unless_html(u, ct, path, sizes, &CharLength)?
-                {
-                    let chunks = UnitChunks::new(u, c, false);
-                    return Ok(Chunked::Ucs2(text, chunks));
-                }
-            }
-            CodeUnits::Ucs4(u) if !rebuilds_large(u, ct, path, sizes) => {
-                if let Some(c) = chunking::chunk_text_unless_html(u, ct, path, sizes, &CharLength)?
-                {
-                    let chunks = UnitChunks::new(u, c, false);
-                    return Ok(Chunked::Ucs4(text, chunks));
-                }
-            }
-            // Long wide Markdown: on its UTF-8, below.
-            CodeUnits::Ucs2(_) | CodeUnits::Ucs4(_) => {}
+    /// The type the text was split as, and its length in the unit.
+    fn summary(&self) -> (Option<ContentType>, usize) {
+        match self {
+            Chunked::Units(_, c) => (c.content_type(), c.input_length()),
+            Chunked::Utf8(_, c) => (c.content_type, c.input_length),
         }
     }
-    let text = text.read(Surrogates::Map)?;
-    let chunks = chunk_in_unit(&text, content_type, path, sizes, unit)?;
-    Ok(Chunked::Utf8(text, chunks))
-}
-
-/// Code units of a wide (UCS-2 or UCS-4) text above which Markdown is chunked
-/// on its UTF-8 instead: the sections a header splitter rebuilds take the
-/// text's width, 2 or 4 bytes a character, and with the chunks' strings the
-/// peak would pass 3x the text's UTF-8 size. Below it, the excess is a
-/// constant of a few MB.
-const WIDE_REBUILD_LIMIT: usize = 1 << 20;
-
-/// Whether `units` is a long wide text that would be split as Markdown.
-fn rebuilds_large<T: CodeUnit>(
-    units: &[T],
-    content_type: Option<ContentType>,
-    path: Option<&str>,
-    sizes: ChunkSizes,
-) -> bool {
-    units.len() > WIDE_REBUILD_LIMIT
-        && matches!(
-            chunking::plan(units, content_type, path, sizes, &CharLength),
-            chunking::Plan::Split(ContentType::Markdown, _)
-        )
 }
 
 /// A text's chunks as Python strings, made with the GIL: those of code
@@ -254,10 +123,6 @@ fn rebuilds_large<T: CodeUnit>(
 struct Strings<'py> {
     strings: Vec<Bound<'py, PyString>>,
     unwritten: Vec<UnwrittenUnits>,
-}
-
-fn units_changed() -> PyErr {
-    PyValueError::new_err("internal error: code units changed")
 }
 
 impl Chunked {
@@ -276,18 +141,9 @@ impl Chunked {
                     unwritten: Vec::new(),
                 })
             }
-            Chunked::Latin1(text, chunks) => match text.units() {
-                CodeUnits::Latin1(u) => allocate_units(py, u, chunks),
-                _ => Err(units_changed()),
-            },
-            Chunked::Ucs2(text, chunks) => match text.units() {
-                CodeUnits::Ucs2(u) => allocate_units(py, u, chunks),
-                _ => Err(units_changed()),
-            },
-            Chunked::Ucs4(text, chunks) => match text.units() {
-                CodeUnits::Ucs4(u) => allocate_units(py, u, chunks),
-                _ => Err(units_changed()),
-            },
+            Chunked::Units(text, chunks) => {
+                for_width!(chunks, WidthChunks, |c| allocate_units(py, text.units(), c))
+            }
         }
     }
 
@@ -298,25 +154,13 @@ impl Chunked {
     /// `unwritten` must come from this text's `allocate`, with its strings
     /// alive and seen by no one yet.
     unsafe fn write(&self, unwritten: Vec<UnwrittenUnits>) -> PyResult<()> {
-        // SAFETY: the caller's contract.
-        unsafe {
-            match self {
-                Chunked::Utf8(..) => {}
-                Chunked::Latin1(text, chunks) => match text.units() {
-                    CodeUnits::Latin1(u) => write_units(u, chunks, unwritten),
-                    _ => return Err(units_changed()),
-                },
-                Chunked::Ucs2(text, chunks) => match text.units() {
-                    CodeUnits::Ucs2(u) => write_units(u, chunks, unwritten),
-                    _ => return Err(units_changed()),
-                },
-                Chunked::Ucs4(text, chunks) => match text.units() {
-                    CodeUnits::Ucs4(u) => write_units(u, chunks, unwritten),
-                    _ => return Err(units_changed()),
-                },
-            }
+        match self {
+            Chunked::Utf8(..) => Ok(()),
+            // SAFETY: the caller's contract.
+            Chunked::Units(text, chunks) => for_width!(chunks, WidthChunks, |c| unsafe {
+                write_units(text.units(), c, unwritten)
+            }),
         }
-        Ok(())
     }
 
     /// The Python list of the chunks.
@@ -328,12 +172,18 @@ impl Chunked {
     }
 }
 
-/// New strings for chunks of code units `input`, not yet written.
+/// The units of a text of the width of its chunks.
+fn units_of<'a, T: CodeUnit>(units: CodeUnits<'a>) -> PyResult<&'a [T]> {
+    T::units_of(units).ok_or_else(|| PyValueError::new_err("internal error: code units changed"))
+}
+
+/// New strings for chunks of the code units `input`, not yet written.
 fn allocate_units<'py, T: CodeUnit>(
     py: Python<'py>,
-    input: &[T],
+    input: CodeUnits<'_>,
     unit_chunks: &UnitChunks<T>,
 ) -> PyResult<Strings<'py>> {
+    let input = units_of(input)?;
     let UnitChunks { chunks, max_chars } = unit_chunks;
     // Sized up front (collecting pairs, then unzipping them, grew both).
     let mut strings = Vec::with_capacity(chunks.chunks.len());
@@ -351,15 +201,17 @@ fn allocate_units<'py, T: CodeUnit>(
 /// # Safety
 /// As [`Chunked::write`].
 unsafe fn write_units<T: CodeUnit>(
-    input: &[T],
+    input: CodeUnits<'_>,
     unit_chunks: &UnitChunks<T>,
     unwritten: Vec<UnwrittenUnits>,
-) {
+) -> PyResult<()> {
+    let input = units_of(input)?;
     let chunks = &unit_chunks.chunks;
     for (units, c) in unwritten.into_iter().zip(&chunks.chunks) {
         // SAFETY: the caller's contract.
         unsafe { units.write(&[chunks.text(input, c)]) };
     }
+    Ok(())
 }
 
 /// Chunks of one text, the content type it was split as (None when it needed
@@ -380,16 +232,11 @@ fn chunk_text<'py>(
     min_chunk_size: Option<i64>,
 ) -> PyResult<(Bound<'py, PyList>, Option<&'static str>, usize)> {
     let content_type = content_type_arg(content_type)?;
-    let sizes = sizes_arg(chunk_size, chunk_overlap, min_chunk_size)?;
-    let unit = unit_arg(unit, encoding)?;
+    let sizes = ChunkSizes::new(chunk_size, chunk_overlap, min_chunk_size)?;
+    let unit = Unit::new(unit, encoding)?;
     let path = file_path.as_ref().map(PyText::as_str);
-    let mut chunked = py.detach(|| chunk_one(text, content_type, path, sizes, unit))?;
-    let (content_type, input_length) = match &chunked {
-        Chunked::Latin1(_, c) => (c.chunks.content_type, c.chunks.input_length),
-        Chunked::Ucs2(_, c) => (c.chunks.content_type, c.chunks.input_length),
-        Chunked::Ucs4(_, c) => (c.chunks.content_type, c.chunks.input_length),
-        Chunked::Utf8(_, c) => (c.content_type, c.input_length),
-    };
+    let mut chunked = py.detach(|| Chunked::new(text, content_type, path, sizes, unit))?;
+    let (content_type, input_length) = chunked.summary();
     let list = chunked.list(py)?;
     Ok((list, content_type.map(ContentType::as_str), input_length))
 }
@@ -471,7 +318,7 @@ fn chunk_texts<'py>(
         Some(ts) => ts
             .iter()
             .map(|t| content_type_arg(t.as_deref()))
-            .collect::<PyResult<_>>()?,
+            .collect::<Result<_>>()?,
         None => vec![None; n],
     };
     if let Some(paths) = &file_paths
@@ -482,8 +329,8 @@ fn chunk_texts<'py>(
             paths.len()
         )));
     }
-    let sizes = sizes_arg(chunk_size, chunk_overlap, min_chunk_size)?;
-    let unit = unit_arg(unit, encoding)?;
+    let sizes = ChunkSizes::new(chunk_size, chunk_overlap, min_chunk_size)?;
+    let unit = Unit::new(unit, encoding)?;
     // The calling thread makes the lists of what the helpers hand over, and of
     // its own groups, between chunking groups of its own: it alone of the
     // batch's threads takes the GIL. Texts are transcoded where they are
@@ -493,7 +340,7 @@ fn chunk_texts<'py>(
             .as_ref()
             .and_then(|p| p[i].as_ref())
             .map(PyText::as_str);
-        chunk_one(text, types[i], path, sizes, unit)
+        Chunked::new(text, types[i], path, sizes, unit)
     };
     let lists = py.detach(|| {
         batch::longest_first_in_groups(texts, UnreadText::len, GIL_GROUP, each, lists_of)
@@ -558,7 +405,7 @@ impl PyRecursiveSplitter {
         keep_separator: Option<&Bound<'_, PyAny>>,
         strip_whitespace: bool,
     ) -> PyResult<Self> {
-        let sizes = sizes_arg(chunk_size, chunk_overlap, None)?;
+        let sizes = ChunkSizes::new(chunk_size, chunk_overlap, None)?;
         let keep = keep_separator.map_or(Ok(KeepSeparator::Start), keep_separator_arg)?;
         let inner = RecursiveSplitter::new(
             sizes.chunk_size,
@@ -577,11 +424,7 @@ impl PyRecursiveSplitter {
     /// >>> RecursiveSplitter(chunk_size=10, chunk_overlap=0).split_text("one two three four five")
     /// ['one two', 'three', 'four five']
     fn split_text<'py>(&self, py: Python<'py>, text: UnreadText) -> PyResult<Bound<'py, PyList>> {
-        match text.units() {
-            CodeUnits::Latin1(u) => self.split_units(py, u),
-            CodeUnits::Ucs2(u) => self.split_units(py, u),
-            CodeUnits::Ucs4(u) => self.split_units(py, u),
-        }
+        for_width!(text.units(), |u| self.split_units(py, u))
     }
 }
 
@@ -630,11 +473,7 @@ impl PyMarkdownHeaderSplitter {
     /// >>> MarkdownHeaderSplitter([("#", "h1")]).split_text("# A\ntext\n# B\nmore")
     /// [('text', {'h1': 'A'}), ('more', {'h1': 'B'})]
     fn split_text<'py>(&self, py: Python<'py>, text: UnreadText) -> PyResult<Bound<'py, PyList>> {
-        match text.units() {
-            CodeUnits::Latin1(u) => self.split_units(py, u),
-            CodeUnits::Ucs2(u) => self.split_units(py, u),
-            CodeUnits::Ucs4(u) => self.split_units(py, u),
-        }
+        for_width!(text.units(), |u| self.split_units(py, u))
     }
 }
 

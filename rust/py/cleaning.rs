@@ -2,10 +2,10 @@
 
 use pyo3::prelude::*;
 use pyo3::types::PyString;
-use pyo3::types::string::PyStringData;
 
-use super::text::{PyTextWithoutSurrogates, new_string};
+use super::text::{PyTextWithoutSurrogates, code_units, new_string};
 use crate::cleaning;
+use crate::for_width;
 use crate::text::CodeUnit;
 
 // Both drop lone surrogates (they are neither ASCII nor printable), so the
@@ -50,11 +50,8 @@ fn parse_thinking_content<'py>(
     }
     // SAFETY: the code units are read while `content`, an immutable `str`,
     // is borrowed, and the results are copied out of them before it is released.
-    match unsafe { content.data()? } {
-        PyStringData::Ucs1(units) => parse_thinking(py, units),
-        PyStringData::Ucs2(units) => parse_thinking(py, units),
-        PyStringData::Ucs4(units) => parse_thinking(py, units),
-    }
+    let units = code_units(unsafe { content.data()? });
+    for_width!(units, |u| parse_thinking(py, u))
 }
 
 fn parse_thinking<'py, T: CodeUnit>(py: Python<'py>, units: &[T]) -> PyResult<Parsed<'py>> {

@@ -17,7 +17,10 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyString;
 use pyo3::types::string::PyStringData;
 
-use crate::text::{CharOffsets, CodeUnit, CodeUnits, SurrogateMap, Surrogates, transcode};
+use crate::for_width;
+use crate::text::{
+    CharOffsets, CodeUnit, CodeUnits, SurrogateMap, Surrogates, max_char, transcode,
+};
 
 /// A Python string as Rust text.
 pub struct PyText {
@@ -139,23 +142,13 @@ impl<'a, 'py> FromPyObject<'a, 'py> for PyTextWithoutSurrogates {
 /// transcoding is not a serial part of the batch functions.
 pub struct UnreadText {
     object: Py<PyString>,
-    units: Units,
-}
-
-/// The code units of a `str`, as raw parts so that they can cross threads;
-/// valid while [`UnreadText::object`] lives (a `str` never changes).
-enum Units {
+    /// The code units of `object`, which keeps them alive and unchanged (a
+    /// `str` never changes): only handed out borrowed from `self`
+    /// ([`UnreadText::units`]), never for `'static`.
+    units: CodeUnits<'static>,
     /// ASCII: the `str` object's own bytes are its UTF-8.
-    Ascii(PyBackedStr),
-    Latin1(*const u8, usize),
-    Ucs2(*const u16, usize),
-    Ucs4(*const u32, usize),
+    ascii: Option<PyBackedStr>,
 }
-
-// SAFETY: the pointers are to the immutable data of a `str` that the same
-// value keeps alive, read-only; reading it needs no GIL.
-unsafe impl Send for UnreadText {}
-unsafe impl Sync for UnreadText {}
 
 impl UnreadText {
     /// Takes a `str` (or raises `TypeError`), without copying its text.
@@ -167,62 +160,46 @@ impl UnreadText {
             )));
         };
         let string = string.to_owned();
-        // SAFETY: the raw parts are only read while `string`, stored beside
-        // them, keeps the immutable object alive.
-        let data = unsafe { string.data()? };
+        // SAFETY: the units are only read while `string`, stored beside them,
+        // keeps the immutable object alive (see `units`).
+        let units = unsafe {
+            std::mem::transmute::<CodeUnits<'_>, CodeUnits<'static>>(code_units(string.data()?))
+        };
         // SAFETY: `data()` made the string ready; CPython keeps whether it is
         // ASCII in its header, which saves a scan.
         let ascii = unsafe { ffi::PyUnicode_IS_ASCII(string.as_ptr()) } != 0;
-        let units = match data {
-            PyStringData::Ucs1(_) if ascii => Units::Ascii(PyBackedStr::try_from(string.clone())?),
-            PyStringData::Ucs1(u) => Units::Latin1(u.as_ptr(), u.len()),
-            PyStringData::Ucs2(u) => Units::Ucs2(u.as_ptr(), u.len()),
-            PyStringData::Ucs4(u) => Units::Ucs4(u.as_ptr(), u.len()),
-        };
+        let ascii = ascii
+            .then(|| PyBackedStr::try_from(string.clone()))
+            .transpose()?;
         Ok(UnreadText {
             object: string.unbind(),
             units,
+            ascii,
         })
     }
 
     /// Its length in code units (code points).
     pub fn len(&self) -> usize {
-        match &self.units {
-            Units::Ascii(text) => text.len(),
-            Units::Latin1(_, n) | Units::Ucs2(_, n) | Units::Ucs4(_, n) => *n,
-        }
+        for_width!(self.units, |u| u.len())
     }
 
     /// Whether it is all ASCII (known from the `str`'s header).
     pub fn is_ascii(&self) -> bool {
-        matches!(self.units, Units::Ascii(_))
+        self.ascii.is_some()
     }
 
     /// Its code units, as CPython stores them (ASCII as Latin-1). Needs no GIL.
     pub fn units(&self) -> CodeUnits<'_> {
-        // SAFETY: see `Units`; `object`, alive as long as `self`, keeps the
-        // data alive and unchanged.
-        unsafe {
-            match &self.units {
-                Units::Ascii(text) => CodeUnits::Latin1(text.as_bytes()),
-                Units::Latin1(p, n) => CodeUnits::Latin1(std::slice::from_raw_parts(*p, *n)),
-                Units::Ucs2(p, n) => CodeUnits::Ucs2(std::slice::from_raw_parts(*p, *n)),
-                Units::Ucs4(p, n) => CodeUnits::Ucs4(std::slice::from_raw_parts(*p, *n)),
-            }
-        }
+        self.units
     }
 
     /// Reads the text as Rust text: transcodes it unless it is ASCII. Needs
     /// no GIL.
     pub fn read(self, policy: Surrogates) -> crate::error::Result<PyText> {
-        let transcoded = match self.units {
-            Units::Ascii(_) => None,
-            _ => Some(transcode(self.units(), policy)?),
-        };
-        let (backing, surrogates) = match (self.units, transcoded) {
-            (Units::Ascii(text), _) => (Backing::Borrowed(text), None),
-            (_, transcoded) => {
-                let (text, surrogates) = transcoded.unwrap_or_default();
+        let (backing, surrogates) = match self.ascii {
+            Some(text) => (Backing::Borrowed(text), None),
+            None => {
+                let (text, surrogates) = transcode(self.units, policy)?;
                 (Backing::Owned(text), surrogates)
             }
         };
@@ -231,6 +208,15 @@ impl UnreadText {
             backing,
             surrogates,
         })
+    }
+}
+
+/// The code units of a `str`'s data, as the core takes them.
+pub fn code_units(data: PyStringData<'_>) -> CodeUnits<'_> {
+    match data {
+        PyStringData::Ucs1(units) => CodeUnits::Latin1(units),
+        PyStringData::Ucs2(units) => CodeUnits::Ucs2(units),
+        PyStringData::Ucs4(units) => CodeUnits::Ucs4(units),
     }
 }
 
@@ -252,11 +238,10 @@ fn substring<'py>(
     data: PyStringData<'_>,
     range: Range<usize>,
 ) -> PyResult<Bound<'py, PyString>> {
-    match data {
-        PyStringData::Ucs1(units) => new_string(py, &[units_in(units, range)?]),
-        PyStringData::Ucs2(units) => new_string(py, &[units_in(units, range)?]),
-        PyStringData::Ucs4(units) => new_string(py, &[units_in(units, range)?]),
-    }
+    for_width!(code_units(data), |units| new_string(
+        py,
+        &[units_in(units, range)?]
+    ))
 }
 
 fn units_in<T>(units: &[T], range: Range<usize>) -> PyResult<&[T]> {
@@ -357,40 +342,6 @@ pub fn new_string_utf8<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, 
         std::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len());
         Ok(object.cast_into_unchecked())
     }
-}
-
-/// A bound of the largest code point of `pieces` that CPython takes for the
-/// same one: it only asks which of 0x80, 0x100 and 0x10000 the largest
-/// reaches. The OR of the units reaches the same ones (they are powers of
-/// two) and is cheaper than the maximum; and the scan stops as soon as the
-/// widest representation the units can need is reached.
-pub fn max_char<T: CodeUnit>(pieces: &[&[T]]) -> u32 {
-    let widest = match std::mem::size_of::<T>() {
-        1 => 0x80,
-        2 => 0x100,
-        _ => 0x1_0000,
-    };
-    let mut or = 0;
-    for block in pieces.iter().flat_map(|units| units.chunks(512)) {
-        // Sixteen lanes, OR-ed unit by unit: this form vectorises.
-        let (lanes, rest) = block.as_chunks::<16>();
-        let mut acc = [T::default(); 16];
-        for lane in lanes {
-            for (a, &u) in acc.iter_mut().zip(lane) {
-                *a = *a | u;
-            }
-        }
-        or |= acc
-            .iter()
-            .chain(rest)
-            .fold(T::default(), |or, &u| or | u)
-            .code_point();
-        if or >= widest {
-            break;
-        }
-    }
-    // OR-ing code points may pass U+10FFFF, which CPython refuses.
-    or.min(0x10_FFFF)
 }
 
 /// Writes the units of `pieces` (all below 256) one after the other into

@@ -1,4 +1,4 @@
-//! Bindings for exact tiktoken token counts (`o200k_base`, `cl100k_base`).
+//! Bindings for exact tiktoken token counts (the encodings of [`Encoding`]).
 //!
 //! Strings are read as tiktoken reads a Python `str` (surrogate pairs joined,
 //! lone surrogates replaced by U+FFFD: [`PyText::for_tiktoken`]). The
@@ -9,19 +9,8 @@ use super::text::{PyText, UnreadText};
 use crate::batch;
 use crate::text::Surrogates;
 use crate::tokens::{Encoding, classes};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-
-fn encoding_arg(name: &str) -> PyResult<Encoding> {
-    Encoding::from_name(name).ok_or_else(|| {
-        let valid: Vec<&str> = Encoding::ALL.iter().map(|e| e.name()).collect();
-        PyValueError::new_err(format!(
-            "unknown encoding {name:?}; valid encodings: {}",
-            valid.join(", ")
-        ))
-    })
-}
 
 /// Texts shorter than this are counted without releasing the GIL (it would
 /// cost more than the work) once the vocabulary is loaded.
@@ -31,7 +20,7 @@ const DETACH_FROM: usize = 1024;
 #[pyfunction]
 #[pyo3(signature = (text, encoding = "o200k_base"))]
 fn token_count(py: Python<'_>, text: PyText, encoding: &str) -> PyResult<usize> {
-    let encoding = encoding_arg(encoding)?;
+    let encoding: Encoding = encoding.parse()?;
     let text = text.for_tiktoken();
     if text.len() < DETACH_FROM
         && let Some(tokenizer) = encoding.loaded_tokenizer()
@@ -45,7 +34,7 @@ fn token_count(py: Python<'_>, text: PyText, encoding: &str) -> PyResult<usize> 
 #[pyfunction]
 #[pyo3(signature = (texts, encoding = "o200k_base"))]
 fn token_counts(py: Python<'_>, texts: Vec<UnreadText>, encoding: &str) -> PyResult<Vec<usize>> {
-    let encoding = encoding_arg(encoding)?;
+    let encoding: Encoding = encoding.parse()?;
     // Texts are transcoded where they are counted, on every thread of the
     // batch: done under the GIL, it would be a serial part capping the
     // speed-up.
@@ -66,7 +55,7 @@ fn token_counts(py: Python<'_>, texts: Vec<UnreadText>, encoding: &str) -> PyRes
 #[pyfunction]
 #[pyo3(signature = (text, encoding = "o200k_base"))]
 fn encode_ordinary(py: Python<'_>, text: PyText, encoding: &str) -> PyResult<Vec<u32>> {
-    let encoding = encoding_arg(encoding)?;
+    let encoding: Encoding = encoding.parse()?;
     let text = text.for_tiktoken();
     Ok(py.detach(|| encoding.tokenizer().encode(&text)))
 }

@@ -34,8 +34,10 @@ pub mod pretokenize;
 mod tables;
 pub mod vocab;
 
+use std::str::FromStr;
 use std::sync::OnceLock;
 
+use crate::error::Error;
 use crate::text::SurrogateMap;
 use vocab::{Rank, Vocab};
 
@@ -54,10 +56,6 @@ impl Encoding {
             Encoding::O200kBase => "o200k_base",
             Encoding::Cl100kBase => "cl100k_base",
         }
-    }
-
-    pub fn from_name(name: &str) -> Option<Encoding> {
-        Encoding::ALL.into_iter().find(|e| e.name() == name)
     }
 
     fn cell(self) -> &'static OnceLock<Tokenizer> {
@@ -81,6 +79,25 @@ impl Encoding {
             // is a build defect, not something input can cause.
             Tokenizer::load(self).unwrap_or_else(|e| panic!("{e}"))
         })
+    }
+}
+
+/// The encoding of a name (`"o200k_base"`, ...): the one place that
+/// validates names, for every function that takes one.
+impl FromStr for Encoding {
+    type Err = Error;
+
+    fn from_str(name: &str) -> crate::error::Result<Encoding> {
+        Encoding::ALL
+            .into_iter()
+            .find(|e| e.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Encoding::ALL.iter().map(|e| e.name()).collect();
+                Error::InvalidArgument(format!(
+                    "unknown encoding {name:?}; choose one of {}",
+                    names.join(", ")
+                ))
+            })
     }
 }
 

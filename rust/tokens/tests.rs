@@ -66,9 +66,14 @@ fn check(text: &str) {
 #[test]
 fn names() {
     for enc in Encoding::ALL {
-        assert_eq!(Encoding::from_name(enc.name()), Some(enc));
+        assert_eq!(enc.name().parse(), Ok(enc));
     }
-    assert_eq!(Encoding::from_name("gpt2"), None);
+    assert_eq!(
+        "gpt2".parse::<Encoding>(),
+        Err(crate::error::Error::InvalidArgument(
+            "unknown encoding \"gpt2\"; choose one of o200k_base, cl100k_base".into()
+        ))
+    );
     fn send_sync<T: Send + Sync>() {}
     send_sync::<Tokenizer>();
 }
