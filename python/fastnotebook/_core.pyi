@@ -8,6 +8,7 @@ import numpy.typing as npt
 __all__ = [
     "CHUNK_OVERLAP",
     "CHUNK_SIZE",
+    "ENCODINGS",
     "HIGH_CONFIDENCE_THRESHOLD",
     "MAX_THINKING_INPUT_CHARS",
     "UNICODE_VERSION",
@@ -16,6 +17,7 @@ __all__ = [
     "MarkupRejectedError",
     "RecursiveSplitter",
     "UnsupportedTextError",
+    "__version__",
     "_char_class_bits",
     "_panic_for_tests",
     "_token_char_classes",
@@ -38,6 +40,7 @@ __all__ = [
 
 _ContentTypeName = Literal["html", "markdown", "plain"]
 
+__version__: str
 UNICODE_VERSION: str
 CHUNK_SIZE: int
 CHUNK_OVERLAP: int
@@ -83,6 +86,8 @@ def chunk_texts(
 ) -> list[list[str]]: ...
 
 _EncodingName = Literal["o200k_base", "cl100k_base"]
+
+ENCODINGS: tuple[_EncodingName, ...]
 
 def token_count(text: str, encoding: _EncodingName | str = "o200k_base") -> int: ...
 def token_counts(texts: list[str], encoding: _EncodingName | str = "o200k_base") -> list[int]: ...

@@ -41,6 +41,7 @@ impl From<Error> for PyErr {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("UNICODE_VERSION", unicode::UNICODE_VERSION)?;
     m.add("MarkupRejectedError", py.get_type::<MarkupRejectedError>())?;
     m.add(

@@ -10,6 +10,7 @@ use crate::batch;
 use crate::text::Surrogates;
 use crate::tokens::Encoding;
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 
 /// Texts shorter than this are counted without releasing the GIL (it would
 /// cost more than the work) once the vocabulary is loaded.
@@ -60,6 +61,8 @@ fn encode_ordinary(py: Python<'_>, text: PyText, encoding: &str) -> PyResult<Vec
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let names = Encoding::ALL.map(Encoding::name);
+    m.add("ENCODINGS", PyTuple::new(m.py(), names)?)?;
     m.add_function(wrap_pyfunction!(token_count, m)?)?;
     m.add_function(wrap_pyfunction!(token_counts, m)?)?;
     m.add_function(wrap_pyfunction!(encode_ordinary, m)?)?;
