@@ -29,7 +29,7 @@ __all__ = [
     "token_counts",
 ]
 
-ENCODINGS = ("o200k_base", "cl100k_base")
+ENCODINGS: tuple[str, ...] = _core.ENCODINGS  # the core's, default first
 ENCODING_ENV = "FASTNOTEBOOK_ENCODING"
 
 _lock = threading.Lock()
