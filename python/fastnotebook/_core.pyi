@@ -13,6 +13,7 @@ __all__ = [
     "MAX_THINKING_INPUT_CHARS",
     "UNICODE_VERSION",
     "HtmlHeaderSplitter",
+    "LangchainSplitter",
     "MarkdownHeaderSplitter",
     "MarkupRejectedError",
     "RecursiveSplitter",
@@ -27,6 +28,8 @@ __all__ = [
     "detect_content_type_from_extension",
     "detect_content_type_from_heuristics",
     "encode_ordinary",
+    "langchain_documents",
+    "langchain_section_documents",
     "mean_pool",
     "mean_pool_embeddings",
     "mean_pool_segments",
@@ -36,6 +39,7 @@ __all__ = [
     "remove_non_printable",
     "token_count",
     "token_counts",
+    "token_windows",
 ]
 
 _ContentTypeName = Literal["html", "markdown", "plain"]
@@ -124,6 +128,35 @@ class HtmlHeaderSplitter:
     ) -> HtmlHeaderSplitter: ...
     def split_text(self, text: str) -> list[tuple[str, dict[str, str]]]: ...
 
+@final
+class LangchainSplitter:
+    def __new__(
+        cls,
+        mode: Literal["recursive", "character"],
+        chunk_size: int,
+        chunk_overlap: int,
+        separators: list[str],
+        keep_separator: Literal["start", "end"] | None,
+        strip_whitespace: bool,
+        encoding: _EncodingName | str | None = None,
+    ) -> LangchainSplitter: ...
+    def split_text(self, text: str) -> list[str]: ...
+
+def token_windows(
+    text: str, encoding: _EncodingName | str, chunk_size: int, chunk_overlap: int
+) -> list[str]: ...
+def langchain_documents(
+    template: Any,
+    texts: list[str],
+    chunk_lists: list[list[str]],
+    metadatas: list[dict[Any, Any]],
+    flat: list[bool],
+    add_start_index: bool,
+    chunk_overlap: int,
+) -> list[Any]: ...
+def langchain_section_documents(
+    template: Any, sections: list[tuple[str, dict[str, str]]]
+) -> list[Any]: ...
 def mean_pool_embeddings(embeddings: Any) -> list[float]: ...
 def mean_pool(matrix: npt.NDArray[Any]) -> np.ndarray[Any, Any]: ...
 def mean_pool_segments(

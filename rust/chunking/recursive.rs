@@ -326,6 +326,36 @@ impl RecursiveSplitter {
         out
     }
 
+    /// langchain's `CharacterTextSplitter`: the text is cut at the first
+    /// separator only (its characters for the empty one), and every piece,
+    /// however long, goes through the merge: no piece is split again, and a
+    /// long one becomes a chunk of its own (stripped like any other).
+    pub fn split_once<S, L>(&self, text: &S, length: &L) -> Vec<Piece<S::Owned>>
+    where
+        S: Splittable + ?Sized,
+        L: LengthFunction<S>,
+    {
+        let estimate = 2 * text.len() / self.chunk_size.max(1) + 1;
+        let mut out = Vec::with_capacity(estimate.min(PRESIZE_LIMIT));
+        let first = match &self.separators {
+            Separators::OpenNotebook => OPEN_NOTEBOOK_SEPARATORS[0],
+            Separators::Other(texts) => texts.first().map_or("", String::as_str),
+        };
+        let separator = Separator::new::<S>(first);
+        let separator = (!first.is_empty()).then_some(&separator);
+        let merge_separator = match (self.keep_separator, separator) {
+            (KeepSeparator::Discard, Some(sep)) => sep.text,
+            _ => "",
+        };
+        let mut merger = Merger::new(self, text, 0, merge_separator, length);
+        for range in pieces(text, separator, self.keep_separator) {
+            let len = length.length(&text[range.clone()]);
+            merger.push(range, len, &mut out);
+        }
+        merger.finish(&mut out);
+        out
+    }
+
     fn split_into<S, L>(
         &self,
         text: &S,

@@ -5,6 +5,7 @@ mod chunking;
 mod cleaning;
 #[cfg(feature = "test-hooks")]
 mod hooks;
+mod langchain;
 mod pooling;
 mod text;
 mod tokens;
@@ -52,6 +53,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     hooks::register(m)?;
     chunking::register(m)?;
     cleaning::register(m)?;
+    langchain::register(m)?;
     pooling::register(m)?;
     tokens::register(m)
 }

@@ -1,0 +1,367 @@
+//! Bindings for `fastnotebook.langchain`: langchain-text-splitters' character,
+//! recursive and token splitters with `len` or exact tiktoken lengths, and
+//! the `Document`s of `create_documents` made without a Python loop.
+//!
+//! The Python module decides when these are exactly what the LangChain class
+//! would do; here they only do it.
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PySet, PyString, PyType};
+
+use super::text::{PyText, UnreadText, new_string};
+use crate::chunking::recursive::{CharLength, KeepSeparator, Piece, RecursiveSplitter};
+use crate::text::{CodeUnit, CodeUnits};
+use crate::tokens::{Encoding, TokenLength};
+
+fn encoding_arg(name: &str) -> PyResult<Encoding> {
+    Encoding::from_name(name).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "unknown encoding {name:?}; choose one of o200k_base, cl100k_base"
+        ))
+    })
+}
+
+fn size_arg(name: &str, value: i64, min: i64) -> PyResult<usize> {
+    if value < min {
+        return Err(PyValueError::new_err(format!(
+            "{name} must be >= {min}, got {value}"
+        )));
+    }
+    Ok(value as usize)
+}
+
+/// How the text is cut.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// `RecursiveCharacterTextSplitter`.
+    Recursive,
+    /// `CharacterTextSplitter`: the first separator, no recursion.
+    Character,
+}
+
+/// `RecursiveCharacterTextSplitter` or `CharacterTextSplitter` with literal
+/// separators and `len` (encoding `None`) or a tiktoken count as length.
+#[pyclass(frozen, name = "LangchainSplitter", module = "fastnotebook._core")]
+struct PyLangchainSplitter {
+    inner: RecursiveSplitter,
+    mode: Mode,
+    encoding: Option<Encoding>,
+}
+
+#[pymethods]
+impl PyLangchainSplitter {
+    #[new]
+    #[pyo3(signature = (mode, chunk_size, chunk_overlap, separators, keep_separator, strip_whitespace, encoding=None))]
+    fn new(
+        mode: &str,
+        chunk_size: i64,
+        chunk_overlap: i64,
+        separators: Vec<String>,
+        keep_separator: Option<&str>,
+        strip_whitespace: bool,
+        encoding: Option<&str>,
+    ) -> PyResult<Self> {
+        let mode = match mode {
+            "recursive" => Mode::Recursive,
+            "character" => Mode::Character,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "mode must be 'recursive' or 'character', got {other:?}"
+                )));
+            }
+        };
+        let keep = match keep_separator {
+            None => KeepSeparator::Discard,
+            Some("start") => KeepSeparator::Start,
+            Some("end") => KeepSeparator::End,
+            Some(other) => {
+                return Err(PyValueError::new_err(format!(
+                    "keep_separator must be None, 'start' or 'end', got {other:?}"
+                )));
+            }
+        };
+        if separators.is_empty() {
+            return Err(PyValueError::new_err("separators must not be empty"));
+        }
+        let encoding = encoding.map(encoding_arg).transpose()?;
+        let inner = RecursiveSplitter::new(
+            size_arg("chunk_size", chunk_size, 1)?,
+            size_arg("chunk_overlap", chunk_overlap, 0)?,
+            separators,
+            keep,
+            strip_whitespace,
+        )?;
+        Ok(Self {
+            inner,
+            mode,
+            encoding,
+        })
+    }
+
+    /// The chunks of `text`, as the LangChain class's `split_text`.
+    fn split_text<'py>(&self, py: Python<'py>, text: UnreadText) -> PyResult<Bound<'py, PyList>> {
+        match self.encoding {
+            None => match text.units() {
+                CodeUnits::Latin1(u) => self.split_units(py, u),
+                CodeUnits::Ucs2(u) => self.split_units(py, u),
+                CodeUnits::Ucs4(u) => self.split_units(py, u),
+            },
+            Some(encoding) => {
+                let text = py.detach(|| text.read(crate::text::Surrogates::Map))?;
+                let pieces = py.detach(|| {
+                    let length = TokenLength::new(encoding.tokenizer(), text.surrogates());
+                    match self.mode {
+                        Mode::Recursive => self.inner.split(text.as_str(), &length),
+                        Mode::Character => self.inner.split_once(text.as_str(), &length),
+                    }
+                });
+                let spans = pieces.iter().filter_map(|p| match p {
+                    Piece::Span(r) => Some(r.clone()),
+                    Piece::Text(_) => None,
+                });
+                let mut slices = text.slices(py, spans)?.into_iter();
+                let items = pieces
+                    .iter()
+                    .map(|p| match p {
+                        Piece::Span(_) => slices.next().ok_or_else(|| {
+                            PyValueError::new_err("internal error: missing chunk slice")
+                        }),
+                        Piece::Text(t) => text.to_py(py, t),
+                    })
+                    .collect::<PyResult<Vec<_>>>()?;
+                PyList::new(py, items)
+            }
+        }
+    }
+}
+
+impl PyLangchainSplitter {
+    fn split_units<'py, T: CodeUnit>(
+        &self,
+        py: Python<'py>,
+        units: &[T],
+    ) -> PyResult<Bound<'py, PyList>> {
+        let pieces = py.detach(|| match self.mode {
+            Mode::Recursive => self.inner.split(units, &CharLength),
+            Mode::Character => self.inner.split_once(units, &CharLength),
+        });
+        let items = pieces
+            .iter()
+            .map(|piece| match piece {
+                Piece::Span(r) => new_string(py, &[&units[r.clone()]]),
+                Piece::Text(t) => new_string(py, &[t]),
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    }
+}
+
+/// `TokenTextSplitter.split_text` for text holding no special token: the
+/// tokens in windows of `chunk_size` that start `chunk_size - chunk_overlap`
+/// apart, each decoded as tiktoken decodes (invalid UTF-8 replaced).
+#[pyfunction]
+fn token_windows<'py>(
+    py: Python<'py>,
+    text: PyText,
+    encoding: &str,
+    chunk_size: i64,
+    chunk_overlap: i64,
+) -> PyResult<Bound<'py, PyList>> {
+    let encoding = encoding_arg(encoding)?;
+    let size = size_arg("chunk_size", chunk_size, 1)?;
+    let overlap = size_arg("chunk_overlap", chunk_overlap, 0)?;
+    if overlap >= size {
+        return Err(PyValueError::new_err(
+            "tokens_per_chunk must be greater than chunk_overlap",
+        ));
+    }
+    let windows: Vec<String> = py.detach(|| {
+        let tokenizer = encoding.tokenizer();
+        let ids = tokenizer.encode(&text.for_tiktoken());
+        let mut out = Vec::with_capacity(ids.len() / (size - overlap) + 1);
+        let mut start = 0;
+        while start < ids.len() {
+            let end = (start + size).min(ids.len());
+            let bytes = tokenizer.decode_bytes(&ids[start..end]);
+            let decoded = String::from_utf8_lossy(&bytes).into_owned();
+            if !decoded.is_empty() {
+                out.push(decoded);
+            }
+            if end == ids.len() {
+                break;
+            }
+            start += size - overlap;
+        }
+        out
+    });
+    let items = windows
+        .iter()
+        .map(|w| super::text::new_string_utf8(py, w))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
+/// The attributes every new `Document` starts from: a template instance's.
+struct Template<'py> {
+    cls: Bound<'py, PyType>,
+    fields: Bound<'py, PyDict>,
+    fields_set: Bound<'py, PySet>,
+    extra: Bound<'py, PyAny>,
+    private: Bound<'py, PyAny>,
+}
+
+fn generic_setattr(obj: &Bound<'_, PyAny>, name: &Bound<'_, PyString>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    // SAFETY: both are live objects; `PyObject_GenericSetAttr` is
+    // `object.__setattr__`, which bypasses the model's own `__setattr__` as
+    // pydantic's `model_construct` does.
+    let rc = unsafe { ffi::PyObject_GenericSetAttr(obj.as_ptr(), name.as_ptr(), value.as_ptr()) };
+    if rc < 0 {
+        return Err(PyErr::fetch(obj.py()));
+    }
+    Ok(())
+}
+
+impl<'py> Template<'py> {
+    fn of(template: &Bound<'py, PyAny>) -> PyResult<Self> {
+        let py = template.py();
+        Ok(Template {
+            cls: template.get_type(),
+            fields: template
+                .getattr(pyo3::intern!(py, "__dict__"))?
+                .cast_into::<PyDict>()
+                .map_err(|_| PyTypeError::new_err("template has no __dict__ dict"))?,
+            fields_set: template
+                .getattr(pyo3::intern!(py, "__pydantic_fields_set__"))?
+                .cast_into::<PySet>()
+                .map_err(|_| PyTypeError::new_err("template has no fields set"))?,
+            extra: template.getattr(pyo3::intern!(py, "__pydantic_extra__"))?,
+            private: template.getattr(pyo3::intern!(py, "__pydantic_private__"))?,
+        })
+    }
+
+    /// A new instance with the template's attributes, `page_content` and
+    /// `metadata` replaced: what pydantic's `model_construct` makes.
+    fn new_document(
+        &self,
+        content: &Bound<'py, PyAny>,
+        metadata: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.cls.py();
+        // SAFETY: `tp_alloc` of a live type object returns a new (zeroed)
+        // instance of it or NULL with an exception set; it is `object.__new__`
+        // for a class that defines no `__new__` (checked by the caller).
+        let obj = unsafe {
+            let tp = self.cls.as_type_ptr();
+            let alloc = (*tp).tp_alloc.unwrap_or(ffi::PyType_GenericAlloc);
+            Bound::from_owned_ptr_or_err(py, alloc(tp, 0))?
+        };
+        let fields = self.fields.copy()?;
+        fields.set_item(pyo3::intern!(py, "page_content"), content)?;
+        fields.set_item(pyo3::intern!(py, "metadata"), metadata)?;
+        generic_setattr(&obj, pyo3::intern!(py, "__dict__"), fields.as_any())?;
+        let fields_set = PySet::empty(py)?;
+        for name in self.fields_set.iter() {
+            fields_set.add(name)?;
+        }
+        generic_setattr(&obj, pyo3::intern!(py, "__pydantic_fields_set__"), fields_set.as_any())?;
+        generic_setattr(&obj, pyo3::intern!(py, "__pydantic_extra__"), &self.extra)?;
+        generic_setattr(&obj, pyo3::intern!(py, "__pydantic_private__"), &self.private)?;
+        Ok(obj)
+    }
+}
+
+/// `TextSplitter.create_documents` once the chunks are known: for text `i`
+/// and each of its chunks, a copy of `metadatas[i]` (a shallow copy when
+/// `flat[i]`, which the caller sets only when that equals a deep copy; else
+/// `copy.deepcopy`), with `start_index` when asked (the offset LangChain
+/// finds: the chunk searched for from the previous start plus the previous
+/// chunk's length less the overlap), in a new `Document`.
+#[pyfunction]
+#[pyo3(signature = (template, texts, chunk_lists, metadatas, flat, add_start_index, chunk_overlap))]
+#[allow(clippy::too_many_arguments)]
+fn langchain_documents<'py>(
+    py: Python<'py>,
+    template: &Bound<'py, PyAny>,
+    texts: Vec<Bound<'py, PyString>>,
+    chunk_lists: Vec<Bound<'py, PyList>>,
+    metadatas: Vec<Bound<'py, PyDict>>,
+    flat: Vec<bool>,
+    add_start_index: bool,
+    chunk_overlap: i64,
+) -> PyResult<Bound<'py, PyList>> {
+    let n = texts.len();
+    if chunk_lists.len() != n || metadatas.len() != n || flat.len() != n {
+        return Err(PyValueError::new_err(
+            "texts, chunk_lists, metadatas and flat must have the same length",
+        ));
+    }
+    let template = Template::of(template)?;
+    let deepcopy = py.import("copy")?.getattr("deepcopy")?;
+    let start_key = pyo3::intern!(py, "start_index");
+    let total: usize = chunk_lists.iter().map(|l| l.len()).sum();
+    let mut docs = Vec::with_capacity(total);
+    for (((text, chunks), metadata), flat) in texts.iter().zip(&chunk_lists).zip(&metadatas).zip(flat) {
+        let mut index: i64 = 0;
+        let mut previous_len: i64 = 0;
+        for chunk in chunks.iter() {
+            let md = if flat {
+                metadata.copy()?
+            } else {
+                deepcopy.call1((metadata,))?.cast_into::<PyDict>().map_err(|_| {
+                    PyTypeError::new_err("copy.deepcopy of a dict did not return a dict")
+                })?
+            };
+            if add_start_index {
+                let from = (index + previous_len - chunk_overlap).max(0);
+                // SAFETY: both are live `str` objects (a chunk list holds
+                // strings: checked by `PyUnicode_Find`, which raises otherwise).
+                let found = unsafe {
+                    ffi::PyUnicode_Find(
+                        text.as_ptr(),
+                        chunk.as_ptr(),
+                        from as ffi::Py_ssize_t,
+                        ffi::PY_SSIZE_T_MAX,
+                        1,
+                    )
+                };
+                if found == -2 {
+                    return Err(PyErr::fetch(py));
+                }
+                index = found as i64;
+                md.set_item(start_key, index)?;
+                previous_len = chunk.len()? as i64;
+            }
+            docs.push(template.new_document(&chunk, md.as_any())?);
+        }
+    }
+    PyList::new(py, docs)
+}
+
+/// A `Document` for each `(page_content, metadata)` pair (the metadata dict
+/// itself, not a copy): the header splitters' sections.
+#[pyfunction]
+fn langchain_section_documents<'py>(
+    py: Python<'py>,
+    template: &Bound<'py, PyAny>,
+    sections: &Bound<'py, PyList>,
+) -> PyResult<Bound<'py, PyList>> {
+    let template = Template::of(template)?;
+    let docs = sections
+        .iter()
+        .map(|item| {
+            let (content, metadata): (Bound<'py, PyAny>, Bound<'py, PyDict>) = item.extract()?;
+            template.new_document(&content, metadata.as_any())
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, docs)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyLangchainSplitter>()?;
+    m.add_function(wrap_pyfunction!(token_windows, m)?)?;
+    m.add_function(wrap_pyfunction!(langchain_documents, m)?)?;
+    m.add_function(wrap_pyfunction!(langchain_section_documents, m)?)?;
+    Ok(())
+}
