@@ -177,25 +177,14 @@ fn token_windows<'py>(
             "tokens_per_chunk must be greater than chunk_overlap",
         ));
     }
-    let windows: Vec<String> = py.detach(|| {
-        let tokenizer = encoding.tokenizer();
-        let ids = tokenizer.encode(&text.for_tiktoken());
-        let mut out = Vec::with_capacity(ids.len() / (size - overlap) + 1);
-        let mut start = 0;
-        while start < ids.len() {
-            let end = (start + size).min(ids.len());
-            let bytes = tokenizer.decode_bytes(&ids[start..end]);
-            let decoded = String::from_utf8_lossy(&bytes).into_owned();
-            if !decoded.is_empty() {
-                out.push(decoded);
-            }
-            if end == ids.len() {
-                break;
-            }
-            start += size - overlap;
-        }
-        out
-    });
+    let text = text.for_tiktoken();
+    let ranges = py.detach(|| encoding.tokenizer().token_windows(&text, size, size - overlap));
+    let bytes = text.as_bytes();
+    let windows: Vec<std::borrow::Cow<'_, str>> = ranges
+        .into_iter()
+        .map(|r| String::from_utf8_lossy(&bytes[r]))
+        .filter(|w| !w.is_empty())
+        .collect();
     let items = windows
         .iter()
         .map(|w| super::text::new_string_utf8(py, w))

@@ -34,6 +34,7 @@ pub mod pretokenize;
 mod tables;
 pub mod vocab;
 
+use std::ops::Range;
 use std::str::FromStr;
 use std::sync::OnceLock;
 
@@ -175,6 +176,7 @@ impl Tokenizer {
         text: &str,
         limit: usize,
         mut cache: Option<&mut cache::PieceCache>,
+        mut on_piece: impl FnMut(usize, usize),
     ) -> usize {
         const BATCH: usize = 16;
         let t = classes::table();
@@ -217,7 +219,7 @@ impl Tokenizer {
             }
             for j in 0..k {
                 let piece = b.get(bounds[j]..bounds[j + 1]).unwrap_or_default();
-                n += match *piece {
+                let tokens = match *piece {
                     [] => 0,
                     [_] => 1,
                     // Two bytes: one token, or two that cannot merge.
@@ -227,6 +229,8 @@ impl Tokenizer {
                     }
                     _ => bpe::count(v, piece),
                 };
+                n += tokens;
+                on_piece(bounds[j + 1], tokens);
             }
         }
         n
@@ -249,9 +253,68 @@ impl Tokenizer {
             }
         }
         cache::with(self.encoding, |cache| match self.encoding {
-            Encoding::O200kBase => self.count_pieces::<true>(text, limit, cache),
-            Encoding::Cl100kBase => self.count_pieces::<false>(text, limit, cache),
+            Encoding::O200kBase => self.count_pieces::<true>(text, limit, cache, |_, _| {}),
+            Encoding::Cl100kBase => self.count_pieces::<false>(text, limit, cache, |_, _| {}),
         })
+    }
+
+    /// The byte ranges of `text` that the windows of `size` tokens starting
+    /// every `step` tokens cover (the last window ends at the last token),
+    /// as langchain's `split_text_on_tokens` makes them: the bytes its
+    /// decoding of each window's ids is made of (the tokens of a text are
+    /// its bytes, in order). Found from the pieces' token counts, with the
+    /// BPE merge run only on the pieces a window boundary falls inside.
+    pub fn token_windows(&self, text: &str, size: usize, step: usize) -> Vec<Range<usize>> {
+        // (end of the piece, tokens up to its end), for pieces of 1+ tokens.
+        let mut pieces: Vec<(usize, usize)> = Vec::with_capacity(text.len() / 4 + 1);
+        let mut total = 0;
+        cache::with(self.encoding, |cache| {
+            let on_piece = |end: usize, tokens: usize| {
+                if tokens > 0 {
+                    total += tokens;
+                    pieces.push((end, total));
+                }
+            };
+            match self.encoding {
+                Encoding::O200kBase => self.count_pieces::<true>(text, usize::MAX, cache, on_piece),
+                Encoding::Cl100kBase => {
+                    self.count_pieces::<false>(text, usize::MAX, cache, on_piece)
+                }
+            }
+        });
+        // The byte offset where token `j` starts (`total`: the end).
+        let offset = |j: usize| -> usize {
+            if j >= total {
+                return text.len();
+            }
+            // The piece holding token j: the first whose count passes j.
+            let p = pieces.partition_point(|&(_, upto)| upto <= j);
+            let (start, before) = if p == 0 { (0, 0) } else { pieces[p - 1] };
+            if j == before {
+                return start;
+            }
+            let piece = &text.as_bytes()[start..pieces[p].0];
+            let mut at = start;
+            let mut seen = before;
+            bpe::merge(&self.vocab, piece, |s, _| {
+                if seen == j {
+                    at = start + s;
+                }
+                seen += 1;
+            });
+            at
+        };
+        let mut out = Vec::with_capacity(total / step.max(1) + 1);
+        let mut start = 0;
+        while start < total {
+            let end = (start + size).min(total);
+            out.push(offset(start)..offset(end));
+            if end == total {
+                break;
+            }
+            start += step;
+        }
+        out
     }
 
     /// The token ids, as tiktoken's `encode_ordinary`.

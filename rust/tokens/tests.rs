@@ -378,3 +378,41 @@ fn worst_cases_complete() {
     let text = "ab".repeat(5000) + &"中".repeat(2000);
     check(&text);
 }
+
+/// The byte ranges of token windows are the bytes of the windows of the
+/// encoded ids, boundaries inside merged pieces included.
+#[test]
+fn token_windows_are_the_bytes_of_id_windows() {
+    let texts = [
+        String::new(),
+        "a".to_string(),
+        "Hello world, this is a test of windows.\n\n  Indented   text\ttabs".repeat(7),
+        "日本語のテキスト 😀 é ".repeat(13),
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa bbbbbbbbbbbbbbbbbbb".repeat(3),
+        "x".repeat(700),
+    ];
+    for encoding in Encoding::ALL {
+        let tokenizer = encoding.tokenizer();
+        for text in &texts {
+            let ids = tokenizer.encode(text);
+            for (size, step) in [(1, 1), (2, 1), (3, 2), (5, 5), (7, 3), (50, 40)] {
+                let mut expected = Vec::new();
+                let mut start = 0;
+                while start < ids.len() {
+                    let end = (start + size).min(ids.len());
+                    expected.push(tokenizer.decode_bytes(&ids[start..end]));
+                    if end == ids.len() {
+                        break;
+                    }
+                    start += step;
+                }
+                let got: Vec<Vec<u8>> = tokenizer
+                    .token_windows(text, size, step)
+                    .into_iter()
+                    .map(|r| text.as_bytes()[r].to_vec())
+                    .collect();
+                assert_eq!(got, expected, "{encoding:?} {size} {step} {text:?}");
+            }
+        }
+    }
+}

@@ -133,10 +133,14 @@ def test_token_every_document(encoding: str) -> None:
     files = _require(_files("html", "md", "txt"))
     if encoding == "cl100k_base":
         files = _sample(files, 40, seed=7)
-    ours, ref = _both("TokenTextSplitter", encoding_name=encoding, chunk_size=100,
-                      chunk_overlap=10, add_start_index=True)
+    ours, ref = _both("TokenTextSplitter", encoding_name=encoding, chunk_size=300,
+                      chunk_overlap=30, add_start_index=True)
     assert ours._rust_splitter() is not None
-    _same_documents(ours, ref, _texts(files), [p.name for p in files])
+    _same_chunks(ours, ref, _texts(files))
+    # start_index searches each chunk from near the last: LangChain's cost is
+    # quadratic where a window's decoding is not in the text (a cut character).
+    sample = _sample(files, 30, seed=11)
+    _same_documents(ours, ref, _texts(sample), [p.name for p in sample])
 
 
 @pytest.mark.parametrize(("size", "overlap"), [(1, 0), (2, 1), (5, 4), (50, 0)])
@@ -313,7 +317,7 @@ def test_generated_character(text: str, size_overlap: tuple[int, int], separator
     assert _docs(ours.create_documents([text])) == _docs(ref.create_documents([text]))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(documents, st.integers(1, 40), st.data())
 def test_generated_token(text: str, size: int, data: st.DataObject) -> None:
     overlap = data.draw(st.integers(0, size - 1))
@@ -360,7 +364,7 @@ def test_start_index_with_repeated_text(name: str) -> None:
     if name == "CharacterTextSplitter":
         kwargs["separator"] = " "
     if name == "TokenTextSplitter":
-        kwargs.update(chunk_size=3, chunk_overlap=1)
+        kwargs.update(chunk_size=3, chunk_overlap=1, encoding_name="o200k_base")
     ours, ref = _both(name, **kwargs)
     texts = ["abc abc abc abc abc abc abc", "x " * 40, "aaaa " * 30 + "b", "é😀 é😀 " * 15]
     got = _docs(ours.create_documents(texts))
