@@ -22,9 +22,9 @@
 
 use std::collections::VecDeque;
 use std::ops::Range;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
-use std::borrow::Borrow;
+use std::borrow::{Borrow, Cow};
 
 use super::span_merge;
 use super::splittable::{Finder, Splittable};
@@ -102,7 +102,7 @@ pub const OPEN_NOTEBOOK_SEPARATORS: [&str; 6] = ["\n\n", "\n", ". ", ", ", " ", 
 /// A separator and its searcher in one form of text.
 #[derive(Clone, Debug)]
 struct Separator<'a> {
-    text: &'a str,
+    text: Cow<'a, str>,
     finder: Finder,
     /// Whether two of its occurrences can overlap ("\n\n" in "\n\n\n"):
     /// then only some of those found searching backwards cut the text.
@@ -112,9 +112,17 @@ struct Separator<'a> {
 impl<'a> Separator<'a> {
     fn new<S: Splittable + ?Sized>(text: &'a str) -> Self {
         Separator {
-            text,
+            text: Cow::Borrowed(text),
             finder: Finder::new::<S>(text),
             overlaps_itself: overlaps_itself(text),
+        }
+    }
+
+    fn into_owned(self) -> Separator<'static> {
+        Separator {
+            text: Cow::Owned(self.text.into_owned()),
+            finder: self.finder,
+            overlaps_itself: self.overlaps_itself,
         }
     }
 }
@@ -201,7 +209,40 @@ enum Separators {
     /// Open Notebook's, whose searchers are built once
     /// ([`open_notebook_separators`]): making the splitter allocates nothing.
     OpenNotebook,
-    Other(Vec<String>),
+    Other(Box<OtherSeparators>),
+}
+
+/// A splitter's own separators, with their searchers for each form of text
+/// built on first use: splitting a text builds none.
+#[derive(Clone, Debug)]
+struct OtherSeparators {
+    texts: Vec<String>,
+    /// For `str`, then code units of 1, 2 and 4 bytes.
+    by_form: [OnceLock<Vec<Separator<'static>>>; 4],
+}
+
+impl OtherSeparators {
+    fn new(texts: Vec<String>) -> Separators {
+        Separators::Other(Box::new(OtherSeparators {
+            texts,
+            by_form: Default::default(),
+        }))
+    }
+
+    fn for_form<S: Splittable + ?Sized>(&self) -> &[Separator<'static>] {
+        let form = match (S::UNITS_ARE_CHARS, S::UNIT_SIZE) {
+            (false, _) => 0,
+            (true, 1) => 1,
+            (true, 2) => 2,
+            _ => 3,
+        };
+        self.by_form[form].get_or_init(|| {
+            self.texts
+                .iter()
+                .map(|text| Separator::new::<S>(text).into_owned())
+                .collect()
+        })
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -224,7 +265,7 @@ impl RecursiveSplitter {
         strip_whitespace: bool,
     ) -> Result<Self> {
         let separators = if separators.is_empty() {
-            Separators::Other(DEFAULT_SEPARATORS.iter().map(|s| s.to_string()).collect())
+            OtherSeparators::new(DEFAULT_SEPARATORS.iter().map(|s| s.to_string()).collect())
         } else if separators
             .iter()
             .map(String::as_str)
@@ -232,7 +273,7 @@ impl RecursiveSplitter {
         {
             Separators::OpenNotebook
         } else {
-            Separators::Other(separators)
+            OtherSeparators::new(separators)
         };
         Self::with_separators(
             chunk_size,
@@ -312,18 +353,17 @@ impl RecursiveSplitter {
         // to a bound: an estimate, not a reservation for tiny chunk sizes.
         let estimate = 2 * text.len() / self.chunk_size.max(1) + 1;
         let mut out = Vec::with_capacity(estimate.min(PRESIZE_LIMIT));
-        match &self.separators {
-            Separators::OpenNotebook => {
-                let separators = open_notebook_separators(S::UNIT_SIZE);
-                self.split_into(text, 0, separators, absent, length, &mut out);
-            }
-            Separators::Other(texts) => {
-                let separators: Vec<Separator<'_>> =
-                    texts.iter().map(|text| Separator::new::<S>(text)).collect();
-                self.split_into(text, 0, &separators, absent, length, &mut out);
-            }
-        }
+        let separators = self.separators_for::<S>();
+        self.split_into(text, 0, separators, absent, length, &mut out);
         out
+    }
+
+    /// The separators with their searchers for texts of form `S`.
+    fn separators_for<S: Splittable + ?Sized>(&self) -> &[Separator<'static>] {
+        match &self.separators {
+            Separators::OpenNotebook => open_notebook_separators(S::UNIT_SIZE),
+            Separators::Other(other) => other.for_form::<S>(),
+        }
     }
 
     /// langchain's `CharacterTextSplitter`: the text is cut at the first
@@ -337,14 +377,12 @@ impl RecursiveSplitter {
     {
         let estimate = 2 * text.len() / self.chunk_size.max(1) + 1;
         let mut out = Vec::with_capacity(estimate.min(PRESIZE_LIMIT));
-        let first = match &self.separators {
-            Separators::OpenNotebook => OPEN_NOTEBOOK_SEPARATORS[0],
-            Separators::Other(texts) => texts.first().map_or("", String::as_str),
-        };
-        let separator = Separator::new::<S>(first);
-        let separator = (!first.is_empty()).then_some(&separator);
+        let separator = self
+            .separators_for::<S>()
+            .first()
+            .filter(|sep| !sep.text.is_empty());
         let merge_separator = match (self.keep_separator, separator) {
-            (KeepSeparator::Discard, Some(sep)) => sep.text,
+            (KeepSeparator::Discard, Some(sep)) => sep.text.as_ref(),
             _ => "",
         };
         let mut merger = Merger::new(self, text, 0, merge_separator, length);
@@ -398,7 +436,7 @@ impl RecursiveSplitter {
             return;
         }
         let merge_separator = match (self.keep_separator, separator) {
-            (KeepSeparator::Discard, Some(sep)) => sep.text,
+            (KeepSeparator::Discard, Some(sep)) => sep.text.as_ref(),
             _ => "",
         };
         let mut merger = Merger::new(self, text, base, merge_separator, length);
@@ -480,7 +518,7 @@ fn choose_separator<'s, 'a, S: Splittable + ?Sized>(
         if sep.text.is_empty() {
             return (None, &[]);
         }
-        if Some(sep.text) != absent && sep.finder.occurs_in(text) {
+        if Some(sep.text.as_ref()) != absent && sep.finder.occurs_in(text) {
             return (Some(sep), &separators[i + 1..]);
         }
     }
@@ -560,6 +598,8 @@ struct Merger<'a, S: Splittable + ?Sized, L> {
     strip: bool,
     separator: &'a str,
     separator_len: usize,
+    /// The separator's length in units of the text (0 when it cannot occur).
+    separator_units: usize,
     /// The current chunk's pieces: range in `text` and length.
     window: VecDeque<(Range<usize>, usize)>,
     total: usize,
@@ -574,12 +614,13 @@ impl<'a, S: Splittable + ?Sized, L: LengthFunction<S>> Merger<'a, S, L> {
         separator: &'a str,
         length: &L,
     ) -> Self {
-        let separator_len = if separator.is_empty() {
-            0
+        let (separator_len, separator_units) = if separator.is_empty() {
+            (0, 0)
         } else {
             let mut owned = S::Owned::default();
             S::push_str(&mut owned, separator);
-            length.length(owned.borrow())
+            let units = Borrow::<S>::borrow(&owned).len();
+            (length.length(owned.borrow()), units)
         };
         Self {
             text,
@@ -589,6 +630,7 @@ impl<'a, S: Splittable + ?Sized, L: LengthFunction<S>> Merger<'a, S, L> {
             strip: splitter.strip_whitespace,
             separator,
             separator_len,
+            separator_units,
             // A chunk's lines, say (growing one piece at a time cost more),
             // in at most 1 KiB: glibc's per-thread cache serves that.
             window: VecDeque::with_capacity(32),
@@ -643,7 +685,15 @@ impl<'a, S: Splittable + ?Sized, L: LengthFunction<S>> Merger<'a, S, L> {
         let (Some((first, _)), Some((last, _))) = (self.window.front(), self.window.back()) else {
             return;
         };
-        let contiguous = self.separator.is_empty();
+        // Pieces cut at single occurrences of the separator are the text
+        // between them joined with it: a span of the text. (Pieces further
+        // apart had empty pieces, between repeated separators, dropped.)
+        let contiguous = self.separator.is_empty()
+            || self
+                .window
+                .iter()
+                .zip(self.window.iter().skip(1))
+                .all(|((a, _), (b, _))| b.start == a.end + self.separator_units);
         if contiguous {
             push_span(self.text, self.base, first.start..last.end, self.strip, out);
             return;

@@ -203,6 +203,10 @@ def test_from_language_paths() -> None:
     assert rust(lc.Language.MARKDOWN)._rust_splitter() is None  # "\n#{1,6} "
     assert rust(lc.Language.LATEX)._rust_splitter() is None  # "$" anchors
     assert rust(lc.Language.VISUALBASIC6)._rust_splitter() is None  # look-aheads
+    assert rust(lc.Language.COBOL)._rust_splitter() is None  # "." matches any character
+    assert rust(lc.Language.HASKELL)._rust_splitter() is None  # "\n| " alternates
+    for language in (lc.Language.GO, lc.Language.HTML, lc.Language.CSHARP, lc.Language.RUST):
+        assert rust(language)._rust_splitter() is not None
 
 
 @pytest.mark.parametrize("return_each_line", [False, True])

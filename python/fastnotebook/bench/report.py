@@ -117,11 +117,18 @@ def pooling_rows(results: Sequence[PoolingResult]) -> list[list[str]]:
 
 
 def sections(report: Report) -> list[tuple[str, list[str], list[list[str]]]]:
-    return [
+    found = [
         ("Chunking", CHUNKING_HEADER, chunking_rows(report.chunking)),
         ("Token counting", TOKEN_HEADER, token_rows(report.tokens)),
         ("Mean pooling", POOLING_HEADER, pooling_rows(report.pooling)),
     ]
+    if report.langchain:
+        from fastnotebook.bench.langchain import LANGCHAIN_HEADER, langchain_rows
+
+        found.append(
+            ("LangChain splitters", LANGCHAIN_HEADER, langchain_rows(report.langchain))
+        )
+    return [(title, header, rows) for title, header, rows in found if rows]
 
 
 OUTPUT_LIBRARIES = ("rich", "matplotlib")

@@ -454,6 +454,9 @@ class Report:
     chunking: list[ChunkingResult]
     tokens: list[TokenResult]
     pooling: list[PoolingResult]
+    # fastnotebook.langchain against langchain-text-splitters (``--langchain``):
+    # fastnotebook.bench.langchain.LangchainResult rows.
+    langchain: list[Any] = field(default_factory=list)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, default=str)

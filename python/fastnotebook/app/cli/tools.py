@@ -49,6 +49,24 @@ def cmd_bench(args: argparse.Namespace) -> int:
             d for kind in corpus.KINDS for d in docs.by_kind(kind)[: args.max_documents]
         ]
     out = Path(args.out)
+    if args.langchain:
+        from fastnotebook.bench.langchain import bench_langchain
+
+        out.mkdir(parents=True, exist_ok=True)
+        result = runner.Report(
+            corpus=docs.name,
+            environment=runner.environment(),
+            missing={},
+            chunking=[],
+            tokens=[],
+            pooling=[],
+            langchain=bench_langchain(docs, args.repeats, args.langchain_classes),
+        )
+        (out / "bench.json").write_text(result.to_json(), encoding="utf-8")
+        report.print_report(result)
+        (out / "bench.md").write_text(report.markdown(result), encoding="utf-8")
+        print(f"\nwrote {out / 'bench.json'}, {out / 'bench.md'}")
+        return 0
     result = runner.run(
         docs,
         out,
@@ -100,6 +118,18 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         metavar="ROOT",
         help="also rewrite the figures in ROOT/README.md and ROOT/docs/performance.md "
         "(between their bench markers; ROOT defaults to the current folder)",
+    )
+    bench.add_argument(
+        "--langchain",
+        action="store_true",
+        help="only the LangChain table: fastnotebook.langchain against langchain-text-splitters",
+    )
+    bench.add_argument(
+        "--langchain-classes",
+        nargs="*",
+        default=[],
+        metavar="CLASS",
+        help="with --langchain: only these classes (default: all)",
     )
     bench.set_defaults(run=cmd_bench)
 
