@@ -138,9 +138,11 @@ def _length_encoding(length_function: Any) -> tuple[bool, str | None, frozenset[
     length the core counts exactly; ``None`` when only Python can."""
     if length_function is len:
         return (True, None, frozenset())
-    if isinstance(length_function, _TiktokenLength):
-        if length_function.encoding_name in _RUST_ENCODINGS:
-            return (True, length_function.encoding_name, length_function.special)
+    if (
+        isinstance(length_function, _TiktokenLength)
+        and length_function.encoding_name in _RUST_ENCODINGS
+    ):
+        return (True, length_function.encoding_name, length_function.special)
     return None
 
 
@@ -182,7 +184,7 @@ def _literal_separators(
     return literals
 
 
-def _keep_mode(keep_separator: Any) -> str | None:
+def _keep_mode(keep_separator: Any) -> Literal["start", "end"] | None:
     if keep_separator == "end":
         return "end"
     return "start" if keep_separator else None
@@ -206,10 +208,10 @@ def _fast_documents_work() -> bool:
     if getattr(Document, "__pydantic_post_init__", None) is not None:
         return False
     try:
-        made = _core.langchain_section_documents(_TEMPLATE, [("x é", {"k": [1]})])[0]
+        made = _core.langchain_section_documents(_TEMPLATE, [("x é", {"k": "v"})])[0]
     except (TypeError, AttributeError):
         return False
-    ref = Document(page_content="x é", metadata={"k": [1]})
+    ref = Document(page_content="x é", metadata={"k": "v"})
     return (
         type(made) is type(ref)
         and made.__dict__ == ref.__dict__
@@ -418,9 +420,7 @@ class LatexTextSplitter(RecursiveCharacterTextSplitter, _lc.LatexTextSplitter):
     """langchain-text-splitters' ``LatexTextSplitter`` (literal separators)."""
 
 
-class TokenTextSplitter(
-    _FastCreateDocuments, _TiktokenLengths, _CachedPlan, _lc.TokenTextSplitter
-):
+class TokenTextSplitter(_FastCreateDocuments, _TiktokenLengths, _CachedPlan, _lc.TokenTextSplitter):
     """langchain-text-splitters' ``TokenTextSplitter``."""
 
     def _rust_splitter(self) -> tuple[str, frozenset[str]] | None:
@@ -482,8 +482,7 @@ class MarkdownHeaderTextSplitter(_CachedPlan, _lc.MarkdownHeaderTextSplitter):
 
         def make() -> Any:
             if self.custom_header_patterns or not all(
-                len(h) == 2 and type(h[0]) is str and type(h[1]) is str and h[0]
-                for h in headers
+                len(h) == 2 and type(h[0]) is str and type(h[1]) is str and h[0] for h in headers
             ):
                 return None
             return _core.MarkdownHeaderSplitter(
@@ -550,8 +549,8 @@ class RecursiveJsonSplitter(_lc.RecursiveJsonSplitter):
     def create_documents(
         self,
         texts: list[dict[str, Any]],
-        convert_lists: bool = False,  # noqa: FBT001, FBT002
-        ensure_ascii: bool = True,  # noqa: FBT001, FBT002
+        convert_lists: bool = False,
+        ensure_ascii: bool = True,
         metadatas: list[dict[Any, Any]] | None = None,
     ) -> list[Document]:
         metas = metadatas or [{}] * len(texts)

@@ -222,7 +222,7 @@ struct OtherSeparators {
 }
 
 impl OtherSeparators {
-    fn new(texts: Vec<String>) -> Separators {
+    fn separators(texts: Vec<String>) -> Separators {
         Separators::Other(Box::new(OtherSeparators {
             texts,
             by_form: Default::default(),
@@ -265,7 +265,7 @@ impl RecursiveSplitter {
         strip_whitespace: bool,
     ) -> Result<Self> {
         let separators = if separators.is_empty() {
-            OtherSeparators::new(DEFAULT_SEPARATORS.iter().map(|s| s.to_string()).collect())
+            OtherSeparators::separators(DEFAULT_SEPARATORS.iter().map(|s| s.to_string()).collect())
         } else if separators
             .iter()
             .map(String::as_str)
@@ -273,7 +273,7 @@ impl RecursiveSplitter {
         {
             Separators::OpenNotebook
         } else {
-            OtherSeparators::new(separators)
+            OtherSeparators::separators(separators)
         };
         Self::with_separators(
             chunk_size,

@@ -178,7 +178,11 @@ fn token_windows<'py>(
         ));
     }
     let text = text.for_tiktoken();
-    let ranges = py.detach(|| encoding.tokenizer().token_windows(&text, size, size - overlap));
+    let ranges = py.detach(|| {
+        encoding
+            .tokenizer()
+            .token_windows(&text, size, size - overlap)
+    });
     let bytes = text.as_bytes();
     let windows: Vec<std::borrow::Cow<'_, str>> = ranges
         .into_iter()
@@ -201,7 +205,11 @@ struct Template<'py> {
     private: Bound<'py, PyAny>,
 }
 
-fn generic_setattr(obj: &Bound<'_, PyAny>, name: &Bound<'_, PyString>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+fn generic_setattr(
+    obj: &Bound<'_, PyAny>,
+    name: &Bound<'_, PyString>,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<()> {
     // SAFETY: both are live objects; `PyObject_GenericSetAttr` is
     // `object.__setattr__`, which bypasses the model's own `__setattr__` as
     // pydantic's `model_construct` does.
@@ -254,9 +262,17 @@ impl<'py> Template<'py> {
         for name in self.fields_set.iter() {
             fields_set.add(name)?;
         }
-        generic_setattr(&obj, pyo3::intern!(py, "__pydantic_fields_set__"), fields_set.as_any())?;
+        generic_setattr(
+            &obj,
+            pyo3::intern!(py, "__pydantic_fields_set__"),
+            fields_set.as_any(),
+        )?;
         generic_setattr(&obj, pyo3::intern!(py, "__pydantic_extra__"), &self.extra)?;
-        generic_setattr(&obj, pyo3::intern!(py, "__pydantic_private__"), &self.private)?;
+        generic_setattr(
+            &obj,
+            pyo3::intern!(py, "__pydantic_private__"),
+            &self.private,
+        )?;
         Ok(obj)
     }
 }
@@ -291,16 +307,21 @@ fn langchain_documents<'py>(
     let start_key = pyo3::intern!(py, "start_index");
     let total: usize = chunk_lists.iter().map(|l| l.len()).sum();
     let mut docs = Vec::with_capacity(total);
-    for (((text, chunks), metadata), flat) in texts.iter().zip(&chunk_lists).zip(&metadatas).zip(flat) {
+    for (((text, chunks), metadata), flat) in
+        texts.iter().zip(&chunk_lists).zip(&metadatas).zip(flat)
+    {
         let mut index: i64 = 0;
         let mut previous_len: i64 = 0;
         for chunk in chunks.iter() {
             let md = if flat {
                 metadata.copy()?
             } else {
-                deepcopy.call1((metadata,))?.cast_into::<PyDict>().map_err(|_| {
-                    PyTypeError::new_err("copy.deepcopy of a dict did not return a dict")
-                })?
+                deepcopy
+                    .call1((metadata,))?
+                    .cast_into::<PyDict>()
+                    .map_err(|_| {
+                        PyTypeError::new_err("copy.deepcopy of a dict did not return a dict")
+                    })?
             };
             if add_start_index {
                 let from = (index + previous_len - chunk_overlap).max(0);

@@ -388,7 +388,8 @@ fn token_windows_are_the_bytes_of_id_windows() {
         "a".to_string(),
         "Hello world, this is a test of windows.\n\n  Indented   text\ttabs".repeat(7),
         "日本語のテキスト 😀 é ".repeat(13),
-        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa bbbbbbbbbbbbbbbbbbb".repeat(3),
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa bbbbbbbbbbbbbbbbbbb"
+            .repeat(3),
         "x".repeat(700),
     ];
     for encoding in Encoding::ALL {

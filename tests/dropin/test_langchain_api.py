@@ -7,6 +7,9 @@ from __future__ import annotations
 import copy
 import pickle
 import re
+import subprocess
+import sys
+import textwrap
 import warnings
 from typing import Any
 
@@ -22,6 +25,7 @@ from helpers.langchain import register_offline_encodings
 @pytest.fixture(autouse=True)
 def _offline_tiktoken() -> None:
     register_offline_encodings()
+
 
 TEXT = (
     "# Title\n\nSome text here. More words follow, and more.\n\n## Part\n\n"
@@ -58,16 +62,23 @@ def test_each_class_is_a_subclass_of_langchains(name: str) -> None:
 def test_every_langchain_name_imports_from_here() -> None:
     """The import line is the whole migration: every public name is here."""
     for name in lc.__all__:
-        if name in {"KonlpyTextSplitter", "NLTKTextSplitter", "SpacyTextSplitter",
-                    "SentenceTransformersTokenTextSplitter"}:
+        if name in {
+            "KonlpyTextSplitter",
+            "NLTKTextSplitter",
+            "SpacyTextSplitter",
+            "SentenceTransformersTokenTextSplitter",
+        }:
             continue  # LangChain loads these lazily, with their own dependencies
         assert hasattr(fl, name), name
     assert fl.Language is lc.Language
 
 
 def test_constructor_errors_are_langchains() -> None:
-    for kwargs in ({"chunk_size": 0}, {"chunk_size": 10, "chunk_overlap": 11},
-                   {"chunk_overlap": -1}):
+    for kwargs in (
+        {"chunk_size": 0},
+        {"chunk_size": 10, "chunk_overlap": 11},
+        {"chunk_overlap": -1},
+    ):
         with pytest.raises(ValueError) as theirs:
             lc.RecursiveCharacterTextSplitter(**kwargs)
         with pytest.raises(ValueError) as ours:
@@ -105,12 +116,13 @@ def test_python_only_settings_take_langchains_path(kwargs: dict[str, Any]) -> No
 
 def test_literal_regex_separators_take_the_rust_path() -> None:
     base = {"chunk_size": 40, "chunk_overlap": 10, "is_separator_regex": True}
-    for separators, keep in [(["\\.", " ", ""], True), (["\n\n", "\n", " "], False),
-                             (["\\(", "x"], "end")]:
-        ours = fl.RecursiveCharacterTextSplitter(separators=separators, keep_separator=keep,
-                                                 **base)
-        ref = lc.RecursiveCharacterTextSplitter(separators=separators, keep_separator=keep,
-                                                **base)
+    for separators, keep in [
+        (["\\.", " ", ""], True),
+        (["\n\n", "\n", " "], False),
+        (["\\(", "x"], "end"),
+    ]:
+        ours = fl.RecursiveCharacterTextSplitter(separators=separators, keep_separator=keep, **base)
+        ref = lc.RecursiveCharacterTextSplitter(separators=separators, keep_separator=keep, **base)
         assert ours._rust_splitter() is not None
         _same(ours, ref, [*TEXTS, "f(x) (y) a.b.c. " * 10])
 
@@ -123,8 +135,13 @@ def test_character_regex_separators() -> None:
         ("\\.", True, False, False),
         (".", False, False, True),
     ]:
-        kwargs = {"separator": separator, "is_separator_regex": regex, "keep_separator": keep,
-                  "chunk_size": 30, "chunk_overlap": 5}
+        kwargs = {
+            "separator": separator,
+            "is_separator_regex": regex,
+            "keep_separator": keep,
+            "chunk_size": 30,
+            "chunk_overlap": 5,
+        }
         ours, ref = fl.CharacterTextSplitter(**kwargs), lc.CharacterTextSplitter(**kwargs)
         assert (ours._rust_splitter() is not None) is rust, separator
         _same(ours, ref, [*TEXTS, "One. Two.  Three.\tFour. " * 8])
@@ -145,10 +162,16 @@ def test_settings_changed_after_construction_are_seen() -> None:
 
 def test_special_tokens_take_tiktokens_path() -> None:
     text = "before <|endoftext|> after " * 5
-    for cls, extra in (("RecursiveCharacterTextSplitter", {}),
-                       ("CharacterTextSplitter", {"separator": " "})):
-        kwargs: dict[str, Any] = {"encoding_name": "o200k_base", "chunk_size": 5,
-                                  "chunk_overlap": 0, **extra}
+    for cls, extra in (
+        ("RecursiveCharacterTextSplitter", {}),
+        ("CharacterTextSplitter", {"separator": " "}),
+    ):
+        kwargs: dict[str, Any] = {
+            "encoding_name": "o200k_base",
+            "chunk_size": 5,
+            "chunk_overlap": 0,
+            **extra,
+        }
         ours = getattr(fl, cls).from_tiktoken_encoder(**kwargs)
         ref = getattr(lc, cls).from_tiktoken_encoder(**kwargs)
         assert ours._rust_splitter() is not None
@@ -162,14 +185,18 @@ def test_special_tokens_take_tiktokens_path() -> None:
             assert ours.split_text(text) == expected
     for allowed in ("all", {"<|endoftext|>"}):
         ours = fl.RecursiveCharacterTextSplitter.from_tiktoken_encoder(
-            encoding_name="cl100k_base", chunk_size=4, chunk_overlap=1, allowed_special=allowed)
+            encoding_name="cl100k_base", chunk_size=4, chunk_overlap=1, allowed_special=allowed
+        )
         ref = lc.RecursiveCharacterTextSplitter.from_tiktoken_encoder(
-            encoding_name="cl100k_base", chunk_size=4, chunk_overlap=1, allowed_special=allowed)
+            encoding_name="cl100k_base", chunk_size=4, chunk_overlap=1, allowed_special=allowed
+        )
         assert ours.split_text(text) == ref.split_text(text)
-        ours_t = fl.TokenTextSplitter(encoding_name="cl100k_base", chunk_size=3, chunk_overlap=1,
-                                      allowed_special=allowed)
-        ref_t = lc.TokenTextSplitter(encoding_name="cl100k_base", chunk_size=3, chunk_overlap=1,
-                                     allowed_special=allowed)
+        ours_t = fl.TokenTextSplitter(
+            encoding_name="cl100k_base", chunk_size=3, chunk_overlap=1, allowed_special=allowed
+        )
+        ref_t = lc.TokenTextSplitter(
+            encoding_name="cl100k_base", chunk_size=3, chunk_overlap=1, allowed_special=allowed
+        )
         assert ours_t.split_text(text) == ref_t.split_text(text)
     # A disallowed ordinary string raises in tiktoken: so here.
     ours_t = fl.TokenTextSplitter(encoding_name="o200k_base", disallowed_special={"after"})
@@ -182,9 +209,13 @@ def test_other_encodings_take_tiktokens_path() -> None:
     ref = lc.TokenTextSplitter(encoding_name="r50k_base", chunk_size=10, chunk_overlap=2)
     assert ours._rust_splitter() is None
     _same(ours, ref, TEXTS)
-    ours_r = fl.RecursiveCharacterTextSplitter.from_tiktoken_encoder("r50k_base", chunk_size=10, chunk_overlap=2)
+    ours_r = fl.RecursiveCharacterTextSplitter.from_tiktoken_encoder(
+        "r50k_base", chunk_size=10, chunk_overlap=2
+    )
     assert ours_r._rust_splitter() is None
-    ref_r = lc.RecursiveCharacterTextSplitter.from_tiktoken_encoder("r50k_base", chunk_size=10, chunk_overlap=2)
+    ref_r = lc.RecursiveCharacterTextSplitter.from_tiktoken_encoder(
+        "r50k_base", chunk_size=10, chunk_overlap=2
+    )
     _same(ours_r, ref_r, TEXTS)
 
 
@@ -216,8 +247,11 @@ def test_html_split_text_from_url(monkeypatch: pytest.MonkeyPatch) -> None:
 
     from langchain_core._security import _transport
 
-    monkeypatch.setattr(_transport, "ssrf_safe_client",
-                        lambda **_: httpx.Client(transport=httpx.MockTransport(handler)))
+    monkeypatch.setattr(
+        _transport,
+        "ssrf_safe_client",
+        lambda **_: httpx.Client(transport=httpx.MockTransport(handler)),
+    )
     headers = [("h1", "A"), ("h2", "B")]
     ours = fl.HTMLHeaderTextSplitter(headers)
     ref = lc.HTMLHeaderTextSplitter(headers)
@@ -229,10 +263,12 @@ def test_html_split_text_from_url(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_rust_made_documents_are_ordinary_documents() -> None:
-    splitter = fl.RecursiveCharacterTextSplitter(chunk_size=30, chunk_overlap=0,
-                                                 add_start_index=True)
-    reference = lc.RecursiveCharacterTextSplitter(chunk_size=30, chunk_overlap=0,
-                                                  add_start_index=True)
+    splitter = fl.RecursiveCharacterTextSplitter(
+        chunk_size=30, chunk_overlap=0, add_start_index=True
+    )
+    reference = lc.RecursiveCharacterTextSplitter(
+        chunk_size=30, chunk_overlap=0, add_start_index=True
+    )
     docs = splitter.create_documents([TEXT], [{"source": "a", "tags": ["x"]}])
     ref = reference.create_documents([TEXT], [{"source": "a", "tags": ["x"]}])
     assert docs == ref
@@ -261,8 +297,9 @@ def test_transform_documents_pipeline_is_the_same_with_either_import() -> None:
 
     def pipeline(module: Any) -> list[Any]:
         splitters = [
-            module.RecursiveCharacterTextSplitter(chunk_size=60, chunk_overlap=10,
-                                                  add_start_index=True),
+            module.RecursiveCharacterTextSplitter(
+                chunk_size=60, chunk_overlap=10, add_start_index=True
+            ),
             module.CharacterTextSplitter(separator="\n", chunk_size=50, chunk_overlap=0),
             module.MarkdownTextSplitter(chunk_size=80, chunk_overlap=0, add_start_index=True),
             module.TokenTextSplitter(encoding_name="o200k_base", chunk_size=12, chunk_overlap=3),
@@ -293,3 +330,26 @@ def test_metadatas_shorter_than_texts_fail_as_langchain() -> None:
         ref.create_documents(["a", "b"], [{"x": 1}])
     with pytest.raises(IndexError):
         ours.create_documents(["a", "b"], [{"x": 1}])
+
+
+def test_without_langchain_the_import_says_which_extra() -> None:
+    script = textwrap.dedent(
+        """
+        import importlib.abc, sys
+
+        class NotInstalled(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in {"langchain_text_splitters", "langchain_core"}:
+                    raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+                return None
+
+        sys.meta_path.insert(0, NotInstalled())
+        try:
+            import fastnotebook.langchain
+        except ImportError as e:
+            print(e)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "pip install 'fastnotebook[langchain]'" in done.stdout

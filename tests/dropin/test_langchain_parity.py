@@ -17,14 +17,15 @@ from hypothesis import strategies as st
 from langchain_core.documents import Document
 
 from fastnotebook import langchain as fl
-from helpers.langchain import register_offline_encodings
 from helpers.corpus import CORPUS, corpus_files, read
 from helpers.documents import documents
+from helpers.langchain import register_offline_encodings
 
 
 @pytest.fixture(autouse=True)
 def _offline_tiktoken() -> None:
     register_offline_encodings()
+
 
 KEEP_MODES: list[Any] = [True, False, "start", "end"]
 
@@ -75,8 +76,9 @@ def _both(name: str, **kwargs: Any) -> tuple[Any, Any]:
 
 def test_recursive_every_document_with_start_index() -> None:
     files = _require(_files("html", "md", "txt"))
-    ours, ref = _both("RecursiveCharacterTextSplitter", chunk_size=500, chunk_overlap=100,
-                      add_start_index=True)
+    ours, ref = _both(
+        "RecursiveCharacterTextSplitter", chunk_size=500, chunk_overlap=100, add_start_index=True
+    )
     assert ours._rust_splitter() is not None
     _same_documents(ours, ref, _texts(files), [p.name for p in files])
 
@@ -87,16 +89,22 @@ def test_recursive_parameter_grid(keep: Any, size: int, overlap: int) -> None:
     files = _sample(_require(_files("html", "md", "txt")), 6, seed=size * 31 + overlap)
     limit = 4000 if size < 50 else 40_000
     for strip in (True, False):
-        ours, ref = _both("RecursiveCharacterTextSplitter", chunk_size=size,
-                          chunk_overlap=overlap, keep_separator=keep, strip_whitespace=strip)
+        ours, ref = _both(
+            "RecursiveCharacterTextSplitter",
+            chunk_size=size,
+            chunk_overlap=overlap,
+            keep_separator=keep,
+            strip_whitespace=strip,
+        )
         assert ours._rust_splitter() is not None
         _same_chunks(ours, ref, _texts(files, limit))
 
 
 def test_character_every_document() -> None:
     files = _require(_files("html", "md", "txt"))
-    ours, ref = _both("CharacterTextSplitter", chunk_size=800, chunk_overlap=80,
-                      add_start_index=True)
+    ours, ref = _both(
+        "CharacterTextSplitter", chunk_size=800, chunk_overlap=80, add_start_index=True
+    )
     assert ours._rust_splitter() is not None
     _same_documents(ours, ref, _texts(files), [p.name for p in files])
 
@@ -107,15 +115,21 @@ def test_character_parameter_grid(keep: Any, separator: str) -> None:
     files = _sample(_require(_files("html", "md", "txt")), 4, seed=len(separator))
     for size, overlap in [(1, 0), (50, 25), (300, 0), (2000, 1999)]:
         limit = 3000 if size < 100 or not separator else 30_000
-        ours, ref = _both("CharacterTextSplitter", separator=separator, chunk_size=size,
-                          chunk_overlap=overlap, keep_separator=keep)
+        ours, ref = _both(
+            "CharacterTextSplitter",
+            separator=separator,
+            chunk_size=size,
+            chunk_overlap=overlap,
+            keep_separator=keep,
+        )
         _same_chunks(ours, ref, _texts(files, limit))
 
 
 def test_markdown_every_markdown_document() -> None:
     files = _require(_files("md"))
-    ours, ref = _both("MarkdownTextSplitter", chunk_size=400, chunk_overlap=50,
-                      add_start_index=True)
+    ours, ref = _both(
+        "MarkdownTextSplitter", chunk_size=400, chunk_overlap=50, add_start_index=True
+    )
     assert ours._rust_splitter() is not None
     _same_documents(ours, ref, _texts(files), [p.name for p in files])
 
@@ -133,8 +147,13 @@ def test_token_every_document(encoding: str) -> None:
     files = _require(_files("html", "md", "txt"))
     if encoding == "cl100k_base":
         files = _sample(files, 40, seed=7)
-    ours, ref = _both("TokenTextSplitter", encoding_name=encoding, chunk_size=300,
-                      chunk_overlap=30, add_start_index=True)
+    ours, ref = _both(
+        "TokenTextSplitter",
+        encoding_name=encoding,
+        chunk_size=300,
+        chunk_overlap=30,
+        add_start_index=True,
+    )
     assert ours._rust_splitter() is not None
     _same_chunks(ours, ref, _texts(files))
     # start_index searches each chunk from near the last: LangChain's cost is
@@ -146,8 +165,9 @@ def test_token_every_document(encoding: str) -> None:
 @pytest.mark.parametrize(("size", "overlap"), [(1, 0), (2, 1), (5, 4), (50, 0)])
 def test_token_tiny_windows_cut_characters_alike(size: int, overlap: int) -> None:
     files = _sample(_require(_files("md", "txt")), 8, seed=size)
-    ours, ref = _both("TokenTextSplitter", encoding_name="o200k_base", chunk_size=size,
-                      chunk_overlap=overlap)
+    ours, ref = _both(
+        "TokenTextSplitter", encoding_name="o200k_base", chunk_size=size, chunk_overlap=overlap
+    )
     _same_chunks(ours, ref, [*_texts(files, 3000), "日本語のテキスト 😀 é" * 20])
 
 
@@ -211,8 +231,9 @@ def test_from_language_paths() -> None:
 
 @pytest.mark.parametrize("return_each_line", [False, True])
 @pytest.mark.parametrize("strip_headers", [True, False])
-def test_markdown_header_every_markdown_document(return_each_line: bool,
-                                                 strip_headers: bool) -> None:
+def test_markdown_header_every_markdown_document(
+    return_each_line: bool, strip_headers: bool
+) -> None:
     files = _require(_files("md"))
     if return_each_line or not strip_headers:
         files = _sample(files, 40, seed=int(return_each_line) + 2 * int(strip_headers))
@@ -260,8 +281,11 @@ def test_html_header_from_file(tmp_path: Path) -> None:
 def test_recursive_json_every_document() -> None:
     files = _require(_files("html", "md", "txt"))
     data = [
-        {"name": p.name, "lines": {str(i): ln for i, ln in enumerate(read(p).splitlines()[:150])},
-         "list": read(p).split()[:40]}
+        {
+            "name": p.name,
+            "lines": {str(i): ln for i, ln in enumerate(read(p).splitlines()[:150])},
+            "list": read(p).split()[:40],
+        }
         for p in files
     ]
     for convert in (False, True):
@@ -293,30 +317,55 @@ def sizes(draw: st.DrawFn) -> tuple[int, int]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(documents, sizes(), separator_lists, st.sampled_from(KEEP_MODES), st.booleans(),
-       st.booleans())
-def test_generated_recursive(text: str, size_overlap: tuple[int, int], separators: list[str],
-                             keep: Any, strip: bool, regex: bool) -> None:
+@given(
+    documents, sizes(), separator_lists, st.sampled_from(KEEP_MODES), st.booleans(), st.booleans()
+)
+def test_generated_recursive(
+    text: str,
+    size_overlap: tuple[int, int],
+    separators: list[str],
+    keep: Any,
+    strip: bool,
+    regex: bool,
+) -> None:
     size, overlap = size_overlap
     if regex:
         separators = [s.replace(".", "\\.") for s in separators]
-    kwargs = dict(chunk_size=size, chunk_overlap=overlap, separators=separators,
-                  keep_separator=keep, strip_whitespace=strip, is_separator_regex=regex,
-                  add_start_index=True)
+    kwargs = dict(
+        chunk_size=size,
+        chunk_overlap=overlap,
+        separators=separators,
+        keep_separator=keep,
+        strip_whitespace=strip,
+        is_separator_regex=regex,
+        add_start_index=True,
+    )
     ours, ref = _both("RecursiveCharacterTextSplitter", **kwargs)
     assert ours.split_text(text) == ref.split_text(text)
     assert _docs(ours.create_documents([text, text])) == _docs(ref.create_documents([text, text]))
 
 
 @settings(max_examples=300, deadline=None)
-@given(documents, sizes(), st.sampled_from(["\n\n", "\n", " ", "", "é", ". "]),
-       st.sampled_from(KEEP_MODES), st.booleans())
-def test_generated_character(text: str, size_overlap: tuple[int, int], separator: str,
-                             keep: Any, strip: bool) -> None:
+@given(
+    documents,
+    sizes(),
+    st.sampled_from(["\n\n", "\n", " ", "", "é", ". "]),
+    st.sampled_from(KEEP_MODES),
+    st.booleans(),
+)
+def test_generated_character(
+    text: str, size_overlap: tuple[int, int], separator: str, keep: Any, strip: bool
+) -> None:
     size, overlap = size_overlap
-    ours, ref = _both("CharacterTextSplitter", separator=separator, chunk_size=size,
-                      chunk_overlap=overlap, keep_separator=keep, strip_whitespace=strip,
-                      add_start_index=True)
+    ours, ref = _both(
+        "CharacterTextSplitter",
+        separator=separator,
+        chunk_size=size,
+        chunk_overlap=overlap,
+        keep_separator=keep,
+        strip_whitespace=strip,
+        add_start_index=True,
+    )
     assert ours.split_text(text) == ref.split_text(text)
     assert _docs(ours.create_documents([text])) == _docs(ref.create_documents([text]))
 
@@ -326,8 +375,13 @@ def test_generated_character(text: str, size_overlap: tuple[int, int], separator
 def test_generated_token(text: str, size: int, data: st.DataObject) -> None:
     overlap = data.draw(st.integers(0, size - 1))
     encoding = data.draw(st.sampled_from(["o200k_base", "cl100k_base"]))
-    ours, ref = _both("TokenTextSplitter", encoding_name=encoding, chunk_size=size,
-                      chunk_overlap=overlap, add_start_index=True)
+    ours, ref = _both(
+        "TokenTextSplitter",
+        encoding_name=encoding,
+        chunk_size=size,
+        chunk_overlap=overlap,
+        add_start_index=True,
+    )
     assert ours.split_text(text) == ref.split_text(text)
     assert _docs(ours.create_documents([text])) == _docs(ref.create_documents([text]))
 
@@ -339,11 +393,15 @@ def test_generated_tiktoken_lengths(text: str, size: int, data: st.DataObject) -
     keep = data.draw(st.sampled_from(KEEP_MODES))
     for cls in ("RecursiveCharacterTextSplitter", "CharacterTextSplitter"):
         ours = getattr(fl, cls).from_tiktoken_encoder(
-            encoding_name="o200k_base", chunk_size=size, chunk_overlap=overlap,
+            encoding_name="o200k_base",
+            chunk_size=size,
+            chunk_overlap=overlap,
             keep_separator=keep,
         )
         ref = getattr(lc, cls).from_tiktoken_encoder(
-            encoding_name="o200k_base", chunk_size=size, chunk_overlap=overlap,
+            encoding_name="o200k_base",
+            chunk_size=size,
+            chunk_overlap=overlap,
             keep_separator=keep,
         )
         assert ours.split_text(text) == ref.split_text(text)
@@ -361,8 +419,9 @@ def test_generated_markdown_header(text: str, each_line: bool, strip: bool) -> N
 # --------------------------------------------------------------- start_index
 
 
-@pytest.mark.parametrize("name", ["RecursiveCharacterTextSplitter", "CharacterTextSplitter",
-                                  "TokenTextSplitter"])
+@pytest.mark.parametrize(
+    "name", ["RecursiveCharacterTextSplitter", "CharacterTextSplitter", "TokenTextSplitter"]
+)
 def test_start_index_with_repeated_text(name: str) -> None:
     kwargs: dict[str, Any] = {"chunk_size": 12, "chunk_overlap": 4, "add_start_index": True}
     if name == "CharacterTextSplitter":

@@ -6,9 +6,11 @@ that both gave the same output."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from fastnotebook.bench.corpus import Corpus
@@ -54,10 +56,9 @@ def _offline_tiktoken() -> None:
     for name in ("o200k_base", "cl100k_base"):
         if name in tiktoken.registry.ENCODINGS:
             continue
-        try:
+        # Without a local file, tiktoken downloads it.
+        with contextlib.suppress(FileNotFoundError):
             tiktoken.registry.ENCODINGS[name] = reference.tiktoken_encoding(name)
-        except FileNotFoundError:
-            pass  # tiktoken will download it
 
 
 @dataclass
@@ -136,9 +137,7 @@ def _cases() -> list[_Case]:
 
 
 def _output(result: Any) -> list[Any]:
-    return [
-        (d.page_content, d.metadata) if hasattr(d, "page_content") else d for d in result
-    ]
+    return [(d.page_content, d.metadata) if hasattr(d, "page_content") else d for d in result]
 
 
 def bench_langchain(
@@ -166,14 +165,14 @@ def bench_langchain(
         size = sum(d.size for d in docs)
         ours, theirs = case.make(fl), case.make(lc)
         calls: list[tuple[str, Callable[[Any], Callable[[], object]]]] = [
-            ("split_text", lambda s: lambda: [s.split_text(t) for t in texts])
+            ("split_text", partial(_split_texts, texts=texts))
         ]
         if case.documents:
             inputs = [
                 Document(page_content=d.text, metadata={"source": d.path, "kind": d.kind})
                 for d in docs
             ]
-            calls.append(("split_documents", lambda s: lambda: s.split_documents(inputs)))
+            calls.append(("split_documents", partial(_split_documents, documents=inputs)))
         for call, job in calls:
             identical = _output(_flatten(job(ours)())) == _output(_flatten(job(theirs)()))
             timings = time_rounds(
@@ -193,6 +192,14 @@ def bench_langchain(
                 )
             )
     return results
+
+
+def _split_texts(splitter: Any, texts: list[str]) -> Callable[[], object]:
+    return lambda: [splitter.split_text(t) for t in texts]
+
+
+def _split_documents(splitter: Any, documents: list[Any]) -> Callable[[], object]:
+    return lambda: splitter.split_documents(documents)
 
 
 def _flatten(result: Any) -> list[Any]:

@@ -125,9 +125,7 @@ def sections(report: Report) -> list[tuple[str, list[str], list[list[str]]]]:
     if report.langchain:
         from fastnotebook.bench.langchain import LANGCHAIN_HEADER, langchain_rows
 
-        found.append(
-            ("LangChain splitters", LANGCHAIN_HEADER, langchain_rows(report.langchain))
-        )
+        found.append(("LangChain splitters", LANGCHAIN_HEADER, langchain_rows(report.langchain)))
     return [(title, header, rows) for title, header, rows in found if rows]
 
 
