@@ -191,7 +191,9 @@ def _keep_mode(keep_separator: Any) -> Literal["start", "end"] | None:
 
 
 def _sizes_are_ints(*sizes: Any) -> bool:
-    return all(type(s) is int for s in sizes)
+    """Whether the sizes are plain ints the core takes (LangChain's checks of
+    their signs have passed in its constructor)."""
+    return all(type(s) is int and 0 <= s < 2**62 for s in sizes)
 
 
 # --- Documents -----------------------------------------------------------------
@@ -485,11 +487,14 @@ class MarkdownHeaderTextSplitter(_CachedPlan, _lc.MarkdownHeaderTextSplitter):
                 len(h) == 2 and type(h[0]) is str and type(h[1]) is str and h[0] for h in headers
             ):
                 return None
-            return _core.MarkdownHeaderSplitter(
-                [(h[0], h[1]) for h in headers],
-                bool(self.return_each_line),
-                bool(self.strip_headers),
-            )
+            try:
+                return _core.MarkdownHeaderSplitter(
+                    [(h[0], h[1]) for h in headers],
+                    bool(self.return_each_line),
+                    bool(self.strip_headers),
+                )
+            except ValueError:
+                return None
 
         return self._cached(key, make)
 

@@ -353,3 +353,15 @@ def test_without_langchain_the_import_says_which_extra() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "pip install 'fastnotebook[langchain]'" in done.stdout
+
+
+def test_sizes_the_core_cannot_take_go_to_langchain() -> None:
+    big = 2**70
+    ours = fl.RecursiveCharacterTextSplitter(chunk_size=big, chunk_overlap=0)
+    ref = lc.RecursiveCharacterTextSplitter(chunk_size=big, chunk_overlap=0)
+    assert ours._rust_splitter() is None
+    _same(ours, ref, TEXTS)
+    ours_c = fl.CharacterTextSplitter(chunk_size=10, chunk_overlap=True)
+    ref_c = lc.CharacterTextSplitter(chunk_size=10, chunk_overlap=True)
+    assert ours_c._rust_splitter() is None
+    _same(ours_c, ref_c, TEXTS)
