@@ -257,10 +257,7 @@ class _FastCreateDocuments(TextSplitter):
             or not all(type(m) is dict for m in metas[:n])
         ):
             return super().create_documents(texts, metadatas)
-        chunk_lists = []
-        for text in texts:
-            chunks = self.split_text(text)
-            chunk_lists.append(chunks if type(chunks) is list else list(chunks))
+        chunk_lists = self._split_all(list(texts))
         return _core.langchain_documents(
             _TEMPLATE,
             list(texts),
@@ -270,6 +267,14 @@ class _FastCreateDocuments(TextSplitter):
             bool(self._add_start_index),
             self._chunk_overlap,
         )
+
+    def _split_all(self, texts: list[str]) -> list[list[str]]:
+        """``[self.split_text(t) for t in texts]``."""
+        chunk_lists = []
+        for text in texts:
+            chunks = self.split_text(text)
+            chunk_lists.append(chunks if type(chunks) is list else list(chunks))
+        return chunk_lists
 
 
 class _TiktokenLengths(TextSplitter):

@@ -102,21 +102,36 @@ impl PyLangchainSplitter {
 
     /// The chunks of `text`, as the LangChain class's `split_text`.
     fn split_text<'py>(&self, py: Python<'py>, text: UnreadText) -> PyResult<Bound<'py, PyList>> {
-        match self.encoding {
-            None => match text.units() {
-                CodeUnits::Latin1(u) => self.split_units(py, u),
-                CodeUnits::Ucs2(u) => self.split_units(py, u),
-                CodeUnits::Ucs4(u) => self.split_units(py, u),
+        let split = py.detach(|| self.split_one(text))?;
+        split.into_list(py)
+    }
+}
+
+/// The chunks of one text, before their strings are made (which needs the
+/// GIL): ranges of its code units, or of its UTF-8 for token lengths.
+enum Split {
+    Latin1(UnreadText, Vec<Piece<Vec<u8>>>),
+    Ucs2(UnreadText, Vec<Piece<Vec<u16>>>),
+    Ucs4(UnreadText, Vec<Piece<Vec<u32>>>),
+    Utf8(PyText, Vec<Piece<String>>),
+}
+
+impl Split {
+    fn into_list(self, py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+        match self {
+            Split::Latin1(text, pieces) => match text.units() {
+                CodeUnits::Latin1(u) => unit_strings(py, u, &pieces),
+                _ => Err(units_changed()),
             },
-            Some(encoding) => {
-                let text = py.detach(|| text.read(crate::text::Surrogates::Map))?;
-                let pieces = py.detach(|| {
-                    let length = TokenLength::new(encoding.tokenizer(), text.surrogates());
-                    match self.mode {
-                        Mode::Recursive => self.inner.split(text.as_str(), &length),
-                        Mode::Character => self.inner.split_once(text.as_str(), &length),
-                    }
-                });
+            Split::Ucs2(text, pieces) => match text.units() {
+                CodeUnits::Ucs2(u) => unit_strings(py, u, &pieces),
+                _ => Err(units_changed()),
+            },
+            Split::Ucs4(text, pieces) => match text.units() {
+                CodeUnits::Ucs4(u) => unit_strings(py, u, &pieces),
+                _ => Err(units_changed()),
+            },
+            Split::Utf8(text, pieces) => {
                 let spans = pieces.iter().filter_map(|p| match p {
                     Piece::Span(r) => Some(r.clone()),
                     Piece::Text(_) => None,
@@ -137,24 +152,60 @@ impl PyLangchainSplitter {
     }
 }
 
+fn units_changed() -> PyErr {
+    PyValueError::new_err("internal error: a string's code units changed width")
+}
+
+/// The strings of chunks of code units `units`.
+fn unit_strings<'py, T: CodeUnit>(
+    py: Python<'py>,
+    units: &[T],
+    pieces: &[Piece<Vec<T>>],
+) -> PyResult<Bound<'py, PyList>> {
+    let items = pieces
+        .iter()
+        .map(|piece| match piece {
+            Piece::Span(r) => new_string(py, &[&units[r.clone()]]),
+            Piece::Text(t) => new_string(py, &[t]),
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
 impl PyLangchainSplitter {
-    fn split_units<'py, T: CodeUnit>(
-        &self,
-        py: Python<'py>,
-        units: &[T],
-    ) -> PyResult<Bound<'py, PyList>> {
-        let pieces = py.detach(|| match self.mode {
-            Mode::Recursive => self.inner.split(units, &CharLength),
-            Mode::Character => self.inner.split_once(units, &CharLength),
-        });
-        let items = pieces
-            .iter()
-            .map(|piece| match piece {
-                Piece::Span(r) => new_string(py, &[&units[r.clone()]]),
-                Piece::Text(t) => new_string(py, &[t]),
-            })
-            .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, items)
+    /// Splits one text (needs no GIL).
+    fn split_one(&self, text: UnreadText) -> crate::error::Result<Split> {
+        let Some(encoding) = self.encoding else {
+            return Ok(match text.units() {
+                CodeUnits::Latin1(u) => {
+                    let pieces = self.pieces(u, &CharLength);
+                    Split::Latin1(text, pieces)
+                }
+                CodeUnits::Ucs2(u) => {
+                    let pieces = self.pieces(u, &CharLength);
+                    Split::Ucs2(text, pieces)
+                }
+                CodeUnits::Ucs4(u) => {
+                    let pieces = self.pieces(u, &CharLength);
+                    Split::Ucs4(text, pieces)
+                }
+            });
+        };
+        let text = text.read(crate::text::Surrogates::Map)?;
+        let length = TokenLength::new(encoding.tokenizer(), text.surrogates());
+        let pieces = self.pieces(text.as_str(), &length);
+        Ok(Split::Utf8(text, pieces))
+    }
+
+    fn pieces<S, L>(&self, text: &S, length: &L) -> Vec<Piece<S::Owned>>
+    where
+        S: crate::chunking::splittable::Splittable + ?Sized,
+        L: crate::chunking::recursive::LengthFunction<S>,
+    {
+        match self.mode {
+            Mode::Recursive => self.inner.split(text, length),
+            Mode::Character => self.inner.split_once(text, length),
+        }
     }
 }
 

@@ -365,3 +365,34 @@ def test_sizes_the_core_cannot_take_go_to_langchain() -> None:
     ref_c = lc.CharacterTextSplitter(chunk_size=10, chunk_overlap=True)
     assert ours_c._rust_splitter() is None
     _same(ours_c, ref_c, TEXTS)
+
+
+def test_create_documents_uses_an_overridden_split_text() -> None:
+    class Shouting(fl.RecursiveCharacterTextSplitter):
+        def split_text(self, text: str) -> list[str]:
+            return [c.upper() for c in super().split_text(text)]
+
+    class ShoutingRef(lc.RecursiveCharacterTextSplitter):
+        def split_text(self, text: str) -> list[str]:
+            return [c.upper() for c in super().split_text(text)]
+
+    kwargs = {"chunk_size": 30, "chunk_overlap": 5, "add_start_index": True}
+    texts = [TEXT, "plain words " * 20]
+    assert _docs(Shouting(**kwargs).create_documents(texts)) == _docs(
+        ShoutingRef(**kwargs).create_documents(texts)
+    )
+
+
+def test_many_documents_split_at_once_as_one_by_one() -> None:
+    texts = [TEXT[i:] + "é日" * (i % 7) for i in range(0, 600, 7)]
+    for name in ("RecursiveCharacterTextSplitter", "CharacterTextSplitter"):
+        kwargs: dict[str, Any] = {"chunk_size": 25, "chunk_overlap": 5, "add_start_index": True}
+        ours, ref = getattr(fl, name)(**kwargs), getattr(lc, name)(**kwargs)
+        assert _docs(ours.create_documents(texts)) == _docs(ref.create_documents(texts))
+        tok = getattr(fl, name).from_tiktoken_encoder(
+            encoding_name="cl100k_base", chunk_size=8, chunk_overlap=2
+        )
+        tok_ref = getattr(lc, name).from_tiktoken_encoder(
+            encoding_name="cl100k_base", chunk_size=8, chunk_overlap=2
+        )
+        assert _docs(tok.create_documents(texts)) == _docs(tok_ref.create_documents(texts))
