@@ -16,11 +16,7 @@ use crate::text::{CodeUnit, CodeUnits};
 use crate::tokens::{Encoding, TokenLength};
 
 fn encoding_arg(name: &str) -> PyResult<Encoding> {
-    Encoding::from_name(name).ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "unknown encoding {name:?}; choose one of o200k_base, cl100k_base"
-        ))
-    })
+    Ok(name.parse()?)
 }
 
 fn size_arg(name: &str, value: i64, min: i64) -> PyResult<usize> {
