@@ -15,6 +15,7 @@ __all__ = [
     "HtmlHeaderSplitter",
     "LangchainSplitter",
     "MarkdownHeaderSplitter",
+    "MarkdownSyntaxSplitter",
     "MarkupRejectedError",
     "RecursiveSplitter",
     "UnsupportedTextError",
@@ -141,6 +142,15 @@ class LangchainSplitter:
         encoding: _EncodingName | str | None = None,
     ) -> LangchainSplitter: ...
     def split_text(self, text: str) -> list[str]: ...
+
+@final
+class MarkdownSyntaxSplitter:
+    def __new__(
+        cls, headers: list[tuple[str, str]], strip_headers: bool, return_each_line: bool
+    ) -> MarkdownSyntaxSplitter: ...
+    def split_text(
+        self, text: str
+    ) -> tuple[list[tuple[str, dict[str, str]]], list[tuple[int, str]]]: ...
 
 def token_windows(
     text: str, encoding: _EncodingName | str, chunk_size: int, chunk_overlap: int

@@ -233,9 +233,22 @@ def _flat(metadata: dict[Any, Any]) -> bool:
     return all(type(k) in _ATOMIC and type(v) in _ATOMIC for k, v in metadata.items())
 
 
-def _section_documents(sections: list[tuple[str, dict[str, str]]]) -> list[Document]:
+_EMPTY_TEMPLATE = Document(page_content="")
+
+
+def _section_documents(
+    sections: list[tuple[str, dict[str, str]]], template: Document = _TEMPLATE
+) -> list[Document]:
     if _FAST_DOCUMENTS:
-        return _core.langchain_section_documents(_TEMPLATE, sections)
+        return _core.langchain_section_documents(template, sections)
+    if template is _EMPTY_TEMPLATE:
+        docs = []
+        for content, metadata in sections:
+            doc = Document(page_content="")
+            doc.metadata.update(metadata)
+            doc.page_content = content
+            docs.append(doc)
+        return docs
     return [Document(page_content=c, metadata=m) for c, m in sections]
 
 
@@ -510,9 +523,55 @@ class MarkdownHeaderTextSplitter(_CachedPlan, _lc.MarkdownHeaderTextSplitter):
         return _section_documents(splitter.split_text(text))
 
 
-class ExperimentalMarkdownSyntaxTextSplitter(_lc.ExperimentalMarkdownSyntaxTextSplitter):
-    """langchain-text-splitters' ``ExperimentalMarkdownSyntaxTextSplitter``:
-    LangChain's implementation (no Rust path yet)."""
+class ExperimentalMarkdownSyntaxTextSplitter(
+    _CachedPlan, _lc.ExperimentalMarkdownSyntaxTextSplitter
+):
+    """langchain-text-splitters' ``ExperimentalMarkdownSyntaxTextSplitter``,
+    the state it keeps between calls included (``chunks``, the list
+    ``split_text`` returns and clears on its next call; ``current_chunk``;
+    ``current_header_stack``)."""
+
+    def _rust_splitter(self) -> Any:
+        """The Rust splitter for these settings; ``None``: LangChain's."""
+        headers = self.splittable_headers
+        key = (tuple(headers.items()), self.strip_headers, self.return_each_line)
+
+        def make() -> Any:
+            if not all(type(k) is str and type(v) is str for k, v in headers.items()):
+                return None
+            try:
+                return _core.MarkdownSyntaxSplitter(
+                    list(headers.items()), bool(self.strip_headers), bool(self.return_each_line)
+                )
+            except (ValueError, UnicodeError):
+                return None
+
+        return self._cached(key, make)
+
+    def split_text(self, text: str) -> list[Document]:
+        splitter = self._rust_splitter()
+        if splitter is None or not isinstance(text, str) or type(self.chunks) is not list:
+            return super().split_text(text)
+        sections, stack = splitter.split_text(text)
+        # LangChain's chunks are made empty and grown by assignment: only
+        # page_content is among their fields set; its lines are made whole.
+        template = _EMPTY_TEMPLATE if not self.return_each_line else _TEMPLATE
+        docs = _section_documents(sections, template)
+        self.current_chunk = Document(page_content="")
+        self.current_header_stack = list(stack)
+        if self.return_each_line:
+            # The chunks the lines came from stay LangChain's business: rebuild
+            # them the way it does when someone looks (rarely); the lines are
+            # what is returned.
+            chunk_sections, _ = _core.MarkdownSyntaxSplitter(
+                list(self.splittable_headers.items()), bool(self.strip_headers), False
+            ).split_text(text)
+            self.chunks.clear()
+            self.chunks.extend(_section_documents(chunk_sections, _EMPTY_TEMPLATE))
+            return docs
+        self.chunks.clear()
+        self.chunks.extend(docs)
+        return self.chunks
 
 
 class HTMLHeaderTextSplitter(_CachedPlan, _lc.HTMLHeaderTextSplitter):

@@ -6,6 +6,7 @@ pub mod detect;
 pub mod html;
 mod lines;
 pub mod markdown;
+pub mod markdown_syntax;
 pub mod recursive;
 pub mod route;
 pub mod signals;

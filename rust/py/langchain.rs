@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PySet, PyString, PyType};
 
 use super::text::{PyText, UnreadText, new_string};
+use crate::chunking::markdown_syntax::MarkdownSyntaxSplitter;
 use crate::chunking::recursive::{CharLength, KeepSeparator, Piece, RecursiveSplitter};
 use crate::text::{CodeUnit, CodeUnits};
 use crate::tokens::{Encoding, TokenLength};
@@ -396,6 +397,51 @@ fn langchain_documents<'py>(
     PyList::new(py, docs)
 }
 
+/// langchain's `ExperimentalMarkdownSyntaxTextSplitter`: `split_text`
+/// returns the `(page_content, metadata)` pairs and the header path at the
+/// end of the text (`(depth, text)` pairs), which the class keeps.
+#[pyclass(frozen, name = "MarkdownSyntaxSplitter", module = "fastnotebook._core")]
+struct PyMarkdownSyntaxSplitter {
+    inner: MarkdownSyntaxSplitter,
+}
+
+#[pymethods]
+impl PyMarkdownSyntaxSplitter {
+    #[new]
+    #[pyo3(signature = (headers, strip_headers, return_each_line))]
+    fn new(headers: Vec<(String, String)>, strip_headers: bool, return_each_line: bool) -> Self {
+        Self {
+            inner: MarkdownSyntaxSplitter::new(&headers, strip_headers, return_each_line),
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn split_text<'py>(
+        &self,
+        py: Python<'py>,
+        text: PyText,
+    ) -> PyResult<(Bound<'py, PyList>, Vec<(usize, Bound<'py, PyString>)>)> {
+        let split = py.detach(|| self.inner.split(text.as_str()));
+        let chunks = split
+            .chunks
+            .iter()
+            .map(|chunk| {
+                let metadata = PyDict::new(py);
+                for (key, value) in &chunk.metadata {
+                    metadata.set_item(key.as_str(), text.to_py(py, value)?)?;
+                }
+                Ok((text.to_py(py, &chunk.content)?, metadata))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let stack = split
+            .header_stack
+            .iter()
+            .map(|(depth, title)| Ok((*depth, text.to_py(py, title)?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok((PyList::new(py, chunks)?, stack))
+    }
+}
+
 /// A `Document` for each `(page_content, metadata)` pair (the metadata dict
 /// itself, not a copy): the header splitters' sections.
 #[pyfunction]
@@ -417,6 +463,7 @@ fn langchain_section_documents<'py>(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyLangchainSplitter>()?;
+    m.add_class::<PyMarkdownSyntaxSplitter>()?;
     m.add_function(wrap_pyfunction!(token_windows, m)?)?;
     m.add_function(wrap_pyfunction!(langchain_documents, m)?)?;
     m.add_function(wrap_pyfunction!(langchain_section_documents, m)?)?;

@@ -396,3 +396,13 @@ def test_many_documents_split_at_once_as_one_by_one() -> None:
             encoding_name="cl100k_base", chunk_size=8, chunk_overlap=2
         )
         assert _docs(tok.create_documents(texts)) == _docs(tok_ref.create_documents(texts))
+
+
+def test_experimental_markdown_odd_settings() -> None:
+    text = "# A\n## B\ntext \ud800 here\n```\ncode\n```\n### C\nend\n"
+    for headers in ([("#", None), ("##", "B")], [("h1", "X"), ("#", "A")], None):
+        ours = fl.ExperimentalMarkdownSyntaxTextSplitter(headers_to_split_on=headers)
+        ref = lc.ExperimentalMarkdownSyntaxTextSplitter(headers_to_split_on=headers)
+        assert (ours._rust_splitter() is None) is (headers is not None and headers[0][1] is None)
+        assert _docs(ours.split_text(text)) == _docs(ref.split_text(text))
+        assert ours.current_header_stack == ref.current_header_stack

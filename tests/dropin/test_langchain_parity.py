@@ -245,12 +245,38 @@ def test_markdown_header_every_markdown_document(
         assert _docs(ours.split_text(text)) == _docs(ref.split_text(text))
 
 
-def test_experimental_markdown_every_markdown_document() -> None:
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"strip_headers": False},
+        {"return_each_line": True},
+        {"headers_to_split_on": [("##", "Two"), ("#", "One"), ("####", "One")]},
+    ],
+)
+def test_experimental_markdown_every_markdown_document(kwargs: dict[str, Any]) -> None:
     files = _require(_files("md"))
-    ours = fl.ExperimentalMarkdownSyntaxTextSplitter()
-    ref = lc.ExperimentalMarkdownSyntaxTextSplitter()
+    if kwargs:
+        files = _sample(files, 40, seed=len(kwargs) + len(str(kwargs)))
+    ours = fl.ExperimentalMarkdownSyntaxTextSplitter(**kwargs)
+    ref = lc.ExperimentalMarkdownSyntaxTextSplitter(**kwargs)
+    assert ours._rust_splitter() is not None
     for text in _texts(files):
-        assert _docs(ours.split_text(text)) == _docs(ref.split_text(text))
+        assert _experimental(ours, text) == _experimental(ref, text)
+
+
+def _experimental(splitter: Any, text: str) -> Any:
+    """The documents, their fields set, and the state the splitter keeps."""
+    docs = splitter.split_text(text)
+    return (
+        _docs(docs),
+        [sorted(d.model_fields_set) for d in docs],
+        docs is splitter.chunks,
+        _docs(splitter.chunks),
+        [sorted(d.model_fields_set) for d in splitter.chunks],
+        splitter.current_header_stack,
+        _docs([splitter.current_chunk]),
+    )
 
 
 @pytest.mark.parametrize("each", [False, True])
@@ -405,6 +431,45 @@ def test_generated_tiktoken_lengths(text: str, size: int, data: st.DataObject) -
             keep_separator=keep,
         )
         assert ours.split_text(text) == ref.split_text(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            documents,
+            st.sampled_from(
+                [
+                    "# ",
+                    "## H\n",
+                    "```py\n",
+                    "~~~\n",
+                    "---\n",
+                    "***\n",
+                    "___\r\n",
+                    "####### x\n",
+                    "#x\n",
+                    "\u2028",
+                    "\r",
+                    "   \n",
+                    "\x0c",
+                ]
+            ),
+        ),
+        max_size=12,
+    ).map("".join),
+    st.booleans(),
+    st.booleans(),
+)
+def test_generated_experimental_markdown(text: str, strip: bool, each: bool) -> None:
+    ours = fl.ExperimentalMarkdownSyntaxTextSplitter(strip_headers=strip, return_each_line=each)
+    ref = lc.ExperimentalMarkdownSyntaxTextSplitter(strip_headers=strip, return_each_line=each)
+    assert _experimental(ours, text) == _experimental(ref, text)
+    # The second call clears and reuses the list the first returned, as LangChain's.
+    first, first_ref = ours.split_text(text), ref.split_text(text)
+    ours.split_text("# other\nx\n")
+    ref.split_text("# other\nx\n")
+    assert _docs(first) == _docs(first_ref)
 
 
 @settings(max_examples=100, deadline=None)

@@ -127,6 +127,13 @@ def _cases() -> list[_Case]:
             False,
         ),
         _Case(
+            "ExperimentalMarkdownSyntaxTextSplitter",
+            "default headers",
+            ("markdown",),
+            lambda m: m.ExperimentalMarkdownSyntaxTextSplitter(),
+            False,
+        ),
+        _Case(
             "HTMLHeaderTextSplitter",
             "h1 to h3",
             ("html",),
