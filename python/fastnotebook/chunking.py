@@ -76,31 +76,85 @@ class ChunkingConfig:
     min_chunk_size: int | None = None
     encoding: str | None = None
 
-    def resolved(self) -> ChunkingConfig:
-        """This configuration with every default filled in."""
-        if self.unit == "chars":
-            size = CHUNK_SIZE if self.chunk_size is None else self.chunk_size
-            overlap = CHUNK_OVERLAP if self.chunk_overlap is None else self.chunk_overlap
-            return dataclasses.replace(self, chunk_size=size, chunk_overlap=overlap)
-        if self.unit != "tokens":
-            raise ValueError(f"unit must be 'chars' or 'tokens', got {self.unit!r}")
+    def __post_init__(self) -> None:
+        # Invalid values are refused here, when they are set, so that none
+        # reaches a later chunk_text call (see check_chunk_sizes).
+        check_unit(self.unit)
+        check_chunk_sizes(self.chunk_size, self.chunk_overlap, self.min_chunk_size)
         if self.encoding is not None and self.encoding not in token_utils.ENCODINGS:
             raise ValueError(
                 f"unknown encoding {self.encoding!r}; "
                 f"choose one of {', '.join(token_utils.ENCODINGS)}"
             )
 
+    def resolved(self) -> ChunkingConfig:
+        """This configuration with every default filled in.
+
+        An overlap left unset is 15% of the chunk size: for characters the
+        default size's is ``CHUNK_OVERLAP`` (225 of 1500)."""
+        if self.unit == "chars":
+            if self.chunk_size is None:
+                size = CHUNK_SIZE
+                default_overlap = CHUNK_OVERLAP
+            else:
+                size = self.chunk_size
+                default_overlap = int(size * 0.15)
+            overlap = default_overlap if self.chunk_overlap is None else self.chunk_overlap
+            check_chunk_sizes(size, overlap, None)
+            return dataclasses.replace(self, chunk_size=size, chunk_overlap=overlap)
         size, overlap, minimum = _token_sizes_from_env(*_environment.token_sizes)
         if self.chunk_size is not None:
             size = self.chunk_size
             overlap = int(size * 0.15)
+        overlap = overlap if self.chunk_overlap is None else self.chunk_overlap
+        check_chunk_sizes(size, overlap, None)
         return dataclasses.replace(
             self,
             chunk_size=size,
-            chunk_overlap=overlap if self.chunk_overlap is None else self.chunk_overlap,
+            chunk_overlap=overlap,
             min_chunk_size=minimum if self.min_chunk_size is None else self.min_chunk_size,
             encoding=self.encoding or token_utils.get_default_encoding(),
         )
+
+
+def check_unit(unit: object, name: str = "unit") -> None:
+    """``ValueError`` unless ``unit`` is "chars" or "tokens"."""
+    if unit not in ("chars", "tokens"):
+        raise ValueError(f"{name} must be 'chars' or 'tokens', got {unit!r}")
+
+
+def _check_int(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"Invalid {name} value: {value!r} (an integer is needed)")
+    return value
+
+
+def check_chunk_sizes(
+    chunk_size: object,
+    chunk_overlap: object,
+    min_chunk_size: object,
+    names: tuple[str, str, str] = ("chunk_size", "chunk_overlap", "min_chunk_size"),
+) -> None:
+    """The rules the ``OPEN_NOTEBOOK_*`` variables are held to, as errors:
+    a chunk size above 0, an overlap neither negative nor as large as the
+    chunk size, a minimum chunk size not negative (None: not set).
+
+    The variables fall back to a default with a warning, as the original
+    does; a value set in code or on the command line is refused instead."""
+    size_name, overlap_name, minimum_name = names
+    size = None if chunk_size is None else _check_int(size_name, chunk_size)
+    if size is not None and size <= 0:
+        raise ValueError(f"{size_name} ({size}) must be a positive integer")
+    if chunk_overlap is not None:
+        overlap = _check_int(overlap_name, chunk_overlap)
+        if overlap < 0:
+            raise ValueError(f"{overlap_name} ({overlap}) cannot be negative")
+        if size is not None and overlap >= size:
+            raise ValueError(f"{overlap_name} ({overlap}) cannot be >= chunk size ({size})")
+    if min_chunk_size is not None:
+        minimum = _check_int(minimum_name, min_chunk_size)
+        if minimum < 0:
+            raise ValueError(f"{minimum_name} ({minimum}) cannot be negative")
 
 
 def _chunk_size_from(raw: str | None) -> int:
@@ -212,8 +266,7 @@ def get_chunking_config() -> ChunkingConfig:
     if _config is not None:
         return _config
     unit = (_environment.unit or "").strip() or "chars"
-    if unit not in _UNIT_DEFAULTS:
-        raise ValueError(f"{UNIT_ENV} must be 'chars' or 'tokens', got {unit!r}")
+    check_unit(unit, UNIT_ENV)
     return _UNIT_DEFAULTS[unit]
 
 

@@ -14,6 +14,7 @@ from fastnotebook.app.database.connection import (
     close_database,
     get_database,
     open_database,
+    query_isolated,
     set_database,
 )
 from fastnotebook.app.database.record_id import (
@@ -58,6 +59,7 @@ __all__ = [
     "migrate",
     "open_database",
     "parse_record_ids",
+    "query_isolated",
     "record_id_string",
     "replace_source_chunks",
     "repo_create",

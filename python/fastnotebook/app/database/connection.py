@@ -22,6 +22,7 @@ import asyncio
 import os
 import sys
 import weakref
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -38,6 +39,7 @@ __all__ = [
     "close_database",
     "get_database",
     "open_database",
+    "query_isolated",
     "set_database",
 ]
 
@@ -225,3 +227,30 @@ async def close_database() -> None:
     db = set_database(None)
     if db is not None:
         await db.close()
+
+
+async def query_isolated(
+    db: Database, sql: str, ids: Sequence[Any], params: dict[str, Any] | None = None
+) -> tuple[list[Any], list[tuple[Any, str]]]:
+    """Run ``sql``, a statement that reads ``FROM $ids``, over ``ids``; if it
+    fails, run it again on halves until each failing record is alone.
+
+    Returns the rows and, for each record that cannot be read on its own,
+    (id, reason): one bad record (a string SurrealDB cannot send back, say)
+    costs a few more queries instead of failing every record read with it."""
+    rows: list[Any] = []
+    failed: list[tuple[Any, str]] = []
+    pending: list[list[Any]] = [list(ids)] if ids else []
+    while pending:
+        part = pending.pop()
+        try:
+            found = await db.query(sql, {**(params or {}), "ids": part})
+        except DatabaseOperationError as e:
+            if len(part) == 1:
+                failed.append((part[0], str(e)))
+            else:
+                middle = len(part) // 2
+                pending += [part[middle:], part[:middle]]
+            continue
+        rows.extend(found or [])
+    return rows, failed

@@ -1,9 +1,12 @@
 """Finding and reading the files ``fastnotebook ingest`` turns into sources.
 
 A file is taken when the chunker knows its extension (``.md``, ``.html``,
-``.txt``, source code, ...); the rest are counted and skipped. Text is decoded
-as UTF-8 with undecodable bytes replaced (the database stores Unicode text,
-and a lone surrogate cannot be sent to it). YAML front matter at the top of a
+``.txt``, source code, ...); the rest are counted and skipped. Its content
+then decides: a binary file is skipped with the reason, text is decoded as
+UTF-8 with undecodable bytes replaced and NUL characters removed
+(``fastnotebook.pipeline.textcheck``: the database stores Unicode text, a
+lone surrogate cannot be sent to it and a NUL cannot be read back from it).
+YAML front matter at the top of a
 Markdown file becomes the source's metadata and is kept out of its text, so
 it is neither embedded nor shown as content.
 """
@@ -23,6 +26,7 @@ from typing import Any
 import yaml
 
 from fastnotebook.chunking import ContentType, detect_content_type_from_extension
+from fastnotebook.pipeline.textcheck import read_text_file
 
 __all__ = ["Discovery", "Document", "discover", "read_document", "split_front_matter"]
 
@@ -143,12 +147,14 @@ class Document:
     metadata: dict[str, Any] | None
     topics: list[str]
     size: int  # bytes read
+    removed_nul: int = 0  # NUL characters removed from the file's text
 
 
 def read_document(path: Path) -> Document:
-    """Read and decode one file, splitting off Markdown front matter."""
-    raw = path.read_bytes()
-    text = raw.decode("utf-8-sig", errors="replace")
+    """Read and decode one file, splitting off Markdown front matter.
+    ``textcheck.BinaryFileError`` (a ``ValueError``) if it is not text."""
+    read = read_text_file(path)
+    text = read.text
     kind = detect_content_type_from_extension(path) or ContentType.PLAIN
     metadata = None
     if kind is ContentType.MARKDOWN:
@@ -159,5 +165,6 @@ def read_document(path: Path) -> Document:
         text=text,
         metadata=metadata,
         topics=_topics(metadata),
-        size=len(raw),
+        size=read.size,
+        removed_nul=read.removed_nul,
     )

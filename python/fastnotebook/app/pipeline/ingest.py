@@ -2,7 +2,11 @@
 
 A file's source is found again by its absolute path (``asset.file_path``),
 so ingesting the same folder twice updates the sources whose text, title or
-front matter changed and leaves the rest untouched; nothing is deleted.
+front matter changed and leaves the rest untouched. Nothing is deleted
+unless ``prune`` says so: then the sources under the given paths whose
+files are gone are removed (``fastnotebook.pipeline.sources``). A binary
+file is skipped with the reason and NUL characters are removed from text
+(``fastnotebook.pipeline.textcheck``).
 Files are read in a worker thread a batch ahead of the writes, and each
 batch is written in one transaction (new sources inserted, changed ones
 updated), so an interrupted ingest leaves whole batches and a second run
@@ -19,10 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fastnotebook.app.database import Database, get_database
-from fastnotebook.app.pipeline import faults
-from fastnotebook.app.pipeline.documents import Document, discover, read_document
-from fastnotebook.app.pipeline.progress import Progress, StageClock
+from loguru import logger
+
+from fastnotebook.database import Database, get_database, query_isolated
+from fastnotebook.exceptions import DatabaseOperationError
+from fastnotebook.pipeline import faults
+from fastnotebook.pipeline.documents import Document, discover, read_document
+from fastnotebook.pipeline.progress import Progress, StageClock
+from fastnotebook.pipeline.sources import remove_sources, vanished_sources
+from fastnotebook.pipeline.textcheck import BinaryFileError
 
 __all__ = ["IngestReport", "ingest"]
 
@@ -46,6 +55,12 @@ class IngestReport:
     unsupported: int = 0
     missing: list[str] = field(default_factory=list)
     failures: list[tuple[str, str]] = field(default_factory=list)
+    #: Files skipped because they are not text: (path, reason).
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    #: Files whose text lost NUL characters: (path, how many).
+    cleaned: list[tuple[str, int]] = field(default_factory=list)
+    #: Sources removed by ``prune``: (id, path).
+    removed: list[tuple[str, str]] = field(default_factory=list)
     bytes: int = 0
     seconds: float = 0.0
     clock: StageClock = field(default_factory=StageClock)
@@ -81,16 +96,27 @@ def _batches(files: Sequence[Path], max_bytes: int, max_files: int) -> Iterator[
         yield batch
 
 
-def _read_batch(paths: list[Path]) -> tuple[list[Document], list[tuple[str, str]], float]:
-    """Read a batch of files (in a worker thread): documents, failures, seconds."""
+@dataclass
+class _Read:
+    documents: list[Document]
+    failures: list[tuple[str, str]]
+    skipped: list[tuple[str, str]]
+    seconds: float
+
+
+def _read_batch(paths: list[Path]) -> _Read:
+    """Read a batch of files (in a worker thread)."""
     start = time.perf_counter()
-    documents, failures = [], []
+    read = _Read([], [], [], 0.0)
     for path in paths:
         try:
-            documents.append(read_document(path))
+            read.documents.append(read_document(path))
+        except BinaryFileError as e:
+            read.skipped.append((str(path), str(e)))
         except (OSError, ValueError) as e:
-            failures.append((str(path), str(e)))
-    return documents, failures, time.perf_counter() - start
+            read.failures.append((str(path), e.strerror if isinstance(e, OSError) else str(e)))
+    read.seconds = time.perf_counter() - start
+    return read
 
 
 async def _known_sources(db: Database, paths: Iterable[str]) -> dict[str, _Known]:
@@ -100,10 +126,13 @@ async def _known_sources(db: Database, paths: Iterable[str]) -> dict[str, _Known
     a set, linear in both; ``WHERE asset.file_path IN $paths`` would scan the
     list for every row, quadratic in the number of sources."""
     wanted = set(paths)
-    rows = await db.query(
-        "SELECT id, asset.file_path AS path, crypto::sha256(full_text ?? '') AS hash, "
-        "title, metadata, topics FROM source WHERE asset.file_path != NONE;"
-    )
+    try:
+        rows = await db.query(
+            "SELECT id, asset.file_path AS path, crypto::sha256(full_text ?? '') AS hash, "
+            "title, metadata, topics FROM source WHERE asset.file_path != NONE;"
+        )
+    except DatabaseOperationError:
+        rows = await _known_rows_one_by_one(db, wanted)
     known: dict[str, _Known] = {}
     for row in rows or []:
         if row["path"] not in wanted:
@@ -119,6 +148,27 @@ async def _known_sources(db: Database, paths: Iterable[str]) -> dict[str, _Known
             ),
         )
     return known
+
+
+async def _known_rows_one_by_one(db: Database, wanted: set[str]) -> list[dict[str, Any]]:
+    """The rows of ``_known_sources`` when some source cannot be read back
+    (text stored with NUL by an older version): such a source gets an empty
+    hash, so that its file's clean text replaces it."""
+    located = await db.query(
+        "SELECT id, asset.file_path AS path FROM source WHERE asset.file_path != NONE;"
+    )
+    paths = {str(row["id"]): row["path"] for row in located or [] if row["path"] in wanted}
+    ids = [row["id"] for row in located or [] if str(row["id"]) in paths]
+    rows, unread = await query_isolated(
+        db,
+        "SELECT id, asset.file_path AS path, crypto::sha256(full_text ?? '') AS hash, "
+        "title, metadata, topics FROM $ids;",
+        ids,
+    )
+    for record, reason in unread:
+        logger.warning("Source {} ({}) cannot be read back: {}", record, paths[str(record)], reason)
+        rows.append({"id": record, "path": paths[str(record)], "hash": ""})
+    return rows
 
 
 def _record(doc: Document) -> dict[str, Any]:
@@ -140,11 +190,14 @@ async def ingest(
     stream: Any = None,
     batch_bytes: int = 4_000_000,
     batch_files: int = 256,
+    prune: bool = False,
 ) -> IngestReport:
-    """Create or update a source for every supported file under ``paths``."""
+    """Create or update a source for every supported file under ``paths``;
+    with ``prune``, remove the sources under ``paths`` whose files are gone."""
     started = time.perf_counter()
     db = db or await get_database()
     report = IngestReport()
+    paths = list(paths)
     found = discover(paths)
     report.files, report.unsupported, report.missing = (
         len(found.files),
@@ -155,8 +208,7 @@ async def ingest(
         known = await _known_sources(db, (str(p) for p in found.files))
     total = sum(_size(path) for path in found.files)
     bar = Progress("ingest", "files", len(found.files), total, stream, enabled=progress)
-    reading: asyncio.Queue[tuple[list[Document], list[tuple[str, str]], float] | None]
-    reading = asyncio.Queue(1)
+    reading: asyncio.Queue[_Read | None] = asyncio.Queue(1)
 
     async def reader() -> None:
         for batch in _batches(found.files, batch_bytes, batch_files):
@@ -166,17 +218,46 @@ async def ingest(
     task = asyncio.create_task(reader())
     try:
         while (result := await reading.get()) is not None:
-            documents, failures, seconds = result
-            report.clock.add("read", seconds)
-            report.failures.extend(failures)
-            await _write(db, documents, known, report)
-            bar.advance(items=len(documents) + len(failures), nbytes=sum(d.size for d in documents))
+            report.clock.add("read", result.seconds)
+            report.failures.extend(result.failures)
+            report.skipped.extend(result.skipped)
+            for doc in result.documents:
+                if doc.removed_nul:
+                    report.cleaned.append((str(doc.path), doc.removed_nul))
+                    logger.warning(
+                        "{}: removed {} NUL character{} (the database cannot return them)",
+                        doc.path,
+                        doc.removed_nul,
+                        "" if doc.removed_nul == 1 else "s",
+                    )
+            for path, reason in result.skipped:
+                logger.warning("{}: skipped, {}", path, reason)
+            await _write(db, result.documents, known, report)
+            bar.advance(
+                items=len(result.documents) + len(result.failures) + len(result.skipped),
+                nbytes=sum(d.size for d in result.documents),
+            )
         await task
     finally:
         task.cancel()
         bar.close()
+    if prune:
+        with report.clock.measure("prune"):
+            gone = await vanished_sources(db, paths)
+            await remove_sources(db, [record for record, _ in gone])
+        report.removed = [(str(record), path) for record, path in gone]
+        # A vanished path whose sources were removed is what prune is for.
+        report.missing = [
+            m
+            for m in report.missing
+            if not any(_under(path, Path(m).expanduser().resolve()) for _, path in gone)
+        ]
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _under(path: str, root: Path) -> bool:
+    return Path(path) == root or Path(path).is_relative_to(root)
 
 
 async def _write(

@@ -45,9 +45,11 @@ from fastnotebook import embedding
 from fastnotebook.app.ai import model_manager
 from fastnotebook.app.database import (
     Database,
+    RecordID,
     drop_vector_indexes,
     ensure_vector_indexes,
     get_database,
+    query_isolated,
     vector_dimension,
 )
 from fastnotebook.app.pipeline import faults
@@ -131,6 +133,7 @@ class _Work:
     chunks: list[str]
     vectors: list[list[float] | None]
     pending: int
+    path: str | None = None
     failed: bool = False
 
 
@@ -187,7 +190,7 @@ def _prepare(kind: Kind, batch: list[_Loaded]) -> tuple[list[_Work], float, floa
         chunked = chunk_texts(texts, content_types=[ContentType.MARKDOWN] * len(texts))
     done = time.perf_counter()
     work = [
-        _Work(b.item, h, chunks, [None] * len(chunks), len(chunks))
+        _Work(b.item, h, chunks, [None] * len(chunks), len(chunks), b.path)
         for b, h, chunks in zip(batch, hashes, chunked, strict=True)
     ]
     return work, hashed - start, done - hashed
@@ -224,11 +227,14 @@ class _Run:
                 if self.stop.is_set():
                     break
                 with self.clock.measure("load"):
-                    rows = await self.db.query(
+                    rows, unread = await query_isolated(
+                        self.db,
                         f"SELECT id, {field_name} AS text{path} FROM $ids;",
-                        {"ids": [item.id for item in group]},
+                        [item.id for item in group],
                     )
-                found = {str(row["id"]): row for row in rows or []}
+                for record, reason in unread:
+                    await self._fail_unread(kind, record, reason)
+                found = {str(row["id"]): row for row in rows}
                 batch = [
                     _Loaded(item, row.get("text") or "", row.get("path"))
                     for item in group
@@ -348,11 +354,36 @@ class _Run:
 
     def _fail(self, work: _Work, message: str) -> None:
         work.failed = True
-        self.report.counts[work.item.kind].failed += 1
-        self.report.failures.append((str(work.item.id), message))
-        logger.debug("Failed to embed {}: {}", work.item.id, message)
+        self._failed(work.item.kind, work.item.id, work.path, message)
+
+    def _failed(self, kind: str, record: object, path: str | None, message: str) -> None:
+        """Count and report one record that failed (it alone)."""
+        self.report.counts[kind].failed += 1
+        what = f"{record} ({path})" if path else str(record)
+        self.report.failures.append((what, message))
+        logger.debug("Failed to embed {}: {}", what, message)
         if self.progress:
             self.progress.advance(failed=1)
+
+    async def _fail_unread(self, kind: Kind, record: RecordID, reason: str) -> None:
+        """A record whose text the database cannot send back (a string with
+        NUL, stored by an older version or another program)."""
+        path = None
+        if kind == "source":
+            try:
+                path = await self.db.query(
+                    "RETURN (SELECT VALUE asset.file_path FROM ONLY $id);", {"id": record}
+                )
+            except DatabaseOperationError:
+                path = None
+        fix = "ingest its file again" if path else "correct its text"
+        self._failed(
+            kind,
+            record,
+            path if isinstance(path, str) else None,
+            f"cannot be read from the database ({reason}); {fix}, or remove it "
+            f"(`fastnotebook sources remove {record}`)",
+        )
 
     def _finish(self, work: _Work) -> Finished:
         vectors: list[list[float]] = [v for v in work.vectors if v is not None]
@@ -367,6 +398,7 @@ class _Run:
             work.chunks,
             vectors,
             self.epochs[work.item.kind],
+            work.path,
         )
 
     async def _ensure_dimension(self, dimension: int) -> None:
@@ -427,10 +459,7 @@ class _Run:
             )
 
     def _fail_finished(self, item: Finished, message: str) -> None:
-        self.report.counts[item.kind].failed += 1
-        self.report.failures.append((str(item.id), message))
-        if self.progress:
-            self.progress.advance(failed=1)
+        self._failed(item.kind, item.id, item.path, message)
 
     async def finalize(self) -> None:
         """Define the vector indexes that had to wait for the last old vector."""

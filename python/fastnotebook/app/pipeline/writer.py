@@ -33,6 +33,7 @@ class Finished:
     chunks: list[str]
     vectors: list[list[float]]
     epoch: int
+    path: str | None = None  # a source's file, for the failure report
 
     @property
     def rows(self) -> int:
