@@ -1,6 +1,6 @@
 """``python -m fastnotebook``: the command line (``fastnotebook.app.cli``)."""
 
-from fastnotebook.app.cli import main
+from fastnotebook.app.cli import run
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run()

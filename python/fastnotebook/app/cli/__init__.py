@@ -1,57 +1,177 @@
 """The fastnotebook command line.
 
-ingest PATH...   files and folders in, sources out
-embed            (re-)embed what changed, through the staged pipeline
-search "query"   vector search over what is stored
-chunk FILE       the chunks of one file
-demo             all of the above on the bundled samples
-bench            the chunking benchmark
-serve            the context API over HTTP
+  ingest PATH...       files and folders in, sources out (--prune: drop vanished files)
+  embed                (re-)embed what changed, through the staged pipeline
+  search "query"       vector search over what is stored
+  sources list|remove  what is stored, and removing sources
+  chunk FILE           the chunks of one file
+  demo                 all of the above on the bundled samples
+  bench, serve         the chunking benchmark, the HTTP API
+
+Errors are one line on stderr; exit codes: 0 done, 1 failed, 2 wrong
+command or option, 130 interrupted. --debug shows tracebacks.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
+import re
 import sys
+import traceback
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, NoReturn, cast
 
 from loguru import logger
 
 from fastnotebook.app.cli import demo, pipeline_commands, tools
+from fastnotebook.app.cli.errors import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_PIPE,
+    EXIT_USAGE,
+    CliError,
+)
 from fastnotebook.errors import OpenNotebookError
 from fastnotebook.open_notebook import patch as open_notebook_patch
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "run"]
+
+_ARGUMENT = re.compile(r"^argument ([^:]+): ")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a mistake reported as one line (and exit code 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        message = _ARGUMENT.sub(r"\1 ", message)
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+
+
+def package_version() -> str:
+    try:
+        return version("fastnotebook")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="fastnotebook",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"fastnotebook {package_version()}")
     parser.add_argument("-v", "--verbose", action="store_true", help="show debug logging")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    sub = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(dest="command", required=True, metavar="COMMAND"),
+    )
     pipeline_commands.add_commands(sub)
     tools.add_commands(sub)
     demo.add_command(sub)
     open_notebook_patch.add_command(sub)
+    # --debug after the command too; SUPPRESS keeps the value given before it.
+    pending = list(sub.choices.values())
+    while pending:
+        command = pending.pop()
+        command.add_argument(
+            "--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+        )
+        for action in command._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                pending += list(action.choices.values())
     return parser
 
 
+def _log_format(record: Any) -> str:
+    """Plain lines; warnings and errors say so."""
+    level = record["level"]
+    return ("" if level.no < 30 else f"{level.name.lower()}: ") + "{message}\n"
+
+
+def _command(args: argparse.Namespace) -> str:
+    action = getattr(args, "action", None)
+    return f"fastnotebook {args.command}" + (f" {action}" if action else "")
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return text or type(error).__name__
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; the exit code. Errors are one line on stderr."""
     args = build_parser().parse_args(argv)
     logger.remove()
     if args.verbose:
         logger.add(sys.stderr, level="DEBUG")
     else:
         quiet = getattr(args, "quiet", False)
-        logger.add(sys.stderr, level="WARNING" if quiet else "INFO")
+        logger.add(sys.stderr, level="WARNING" if quiet else "INFO", format=_log_format)
+    where = _command(args)
     try:
         code: int = args.run(args)
-    except (OpenNotebookError, ValueError) as e:
-        # Expected failures (a database in use, a missing model, a model whose
+    except BrokenPipeError:
+        return _closed_pipe()
+    except KeyboardInterrupt:
+        print(f"\n{where}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except CliError as e:
+        if args.debug:
+            traceback.print_exc()
+        print(f"{where}: {_one_line(e)}", file=sys.stderr)
+        return e.code
+    except (OpenNotebookError, ValueError, OSError, asyncio.CancelledError) as e:
+        # Expected failures (a database in use, a bad setting, a model whose
         # vectors do not fit the stored ones): the message, not a traceback.
-        print(f"fastnotebook {args.command}: {e}", file=sys.stderr)
-        return 1
+        if args.debug:
+            traceback.print_exc()
+        print(f"{where}: {_one_line(e)}", file=sys.stderr)
+        return EXIT_FAILED
+    except Exception as e:
+        if args.debug:
+            traceback.print_exc()
+        print(
+            f"{where}: unexpected {type(e).__name__}: {_one_line(e)} "
+            "(run again with --debug for the traceback, and report it)",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _closed_pipe()
     return code
+
+
+def _closed_pipe() -> int:
+    """The reader of stdout went away (``| head``): end quietly. stdout is
+    pointed at /dev/null so that the interpreter's own flush at exit does
+    not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_PIPE
+
+
+def run() -> NoReturn:
+    """The ``fastnotebook`` program: ``main()``, then exit at once.
+
+    The embedded database (the ``surrealdb`` package's native module) keeps
+    tokio worker threads that may still take the GIL while the interpreter
+    shuts down; CPython then ends such a thread with ``pthread_exit``, and
+    the forced unwind through Rust code aborts the process ("panic in a
+    function that cannot unwind", exit code 134), after the command's work
+    was done. Ending the process with ``os._exit`` once the output is
+    flushed never starts that shutdown (docs/ROBUSTNESS.md)."""
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError):
+            code = code or EXIT_PIPE
+    os._exit(code)

