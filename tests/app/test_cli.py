@@ -109,7 +109,9 @@ def test_ingest_embed_search_and_chunk(tmp_path: Path) -> None:
     some_chunk = expected[str(paths[1].resolve())][-1]
     found = cli("search", some_chunk, "-k", "2", data_dir=data)
     assert found.returncode == 0, found.stderr
-    assert found.stdout.startswith(" 1. 1.000  Page 1  [" + str(paths[1].resolve()) + "]")
+    head, first = found.stdout.splitlines()[:2]
+    assert head == "2 sources (2 chunks)"
+    assert first == " 1. 1.000  Page 1  [" + str(paths[1].resolve()) + "]"
     as_json = json.loads(cli("search", some_chunk, "--json", data_dir=data).stdout)
     assert as_json[0]["similarity"] == pytest.approx(1.0)
     chunked = cli("chunk", str(paths[2]), "--json")
@@ -128,7 +130,7 @@ def test_failures_are_reported_and_set_the_exit_code(tmp_path: Path) -> None:
     assert "failed (1):" in run.stdout and "refuses texts containing 'POISON'" in run.stdout
     assert row(run.stdout, "sources")[:4] == ["4", "3", "0", "1"]
     missing = cli("ingest", str(tmp_path / "nowhere"), data_dir=data)
-    assert missing.returncode == 1 and "not found" in missing.stdout
+    assert missing.returncode == 1 and "not found" in missing.stderr
     other_model = json.dumps({"dimension": 8})
     mismatch = cli("search", "x", data_dir=data, FASTNOTEBOOK_EMBEDDING_CONFIG=other_model)
     assert mismatch.returncode == 1

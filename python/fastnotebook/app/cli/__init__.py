@@ -46,7 +46,11 @@ class _Parser(argparse.ArgumentParser):
     """argparse, with a mistake reported as one line (and exit code 2)."""
 
     def error(self, message: str) -> NoReturn:
-        message = _ARGUMENT.sub(r"\1 ", message)
+        # "argument -k/--k: must be ..." -> "-k/--k must be ..."
+        match = _ARGUMENT.match(message)
+        if match:
+            rest = message[match.end() :]
+            message = f"{match.group(1)}{' ' if rest.startswith('must') else ': '}{rest}"
         self.exit(EXIT_USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
 
 

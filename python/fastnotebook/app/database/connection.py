@@ -154,6 +154,13 @@ class Database:
             response = await self._conn.query_raw(sql, params or {})
         except _DRIVER_ERRORS as e:
             raise DatabaseOperationError(f"query failed: {e}") from e
+        except BaseException as e:
+            if _is_panic(e):
+                raise DatabaseOperationError(
+                    f"the database engine (the surrealdb package's native module) panicked: "
+                    f"{' '.join(str(e).split())}; the query was not run"
+                ) from e
+            raise
         if response.get("error") is not None:
             error = response["error"]
             message = error.get("message", error) if isinstance(error, dict) else error
@@ -171,6 +178,13 @@ class Database:
         """Like ``query_all``; the result of the last statement."""
         results = await self.query_all(sql, params)
         return results[-1] if results else None
+
+
+def _is_panic(error: BaseException) -> bool:
+    """A Rust panic raised by a native module (pyo3's ``PanicException``,
+    a ``BaseException`` that ``except Exception`` lets through)."""
+    kind = type(error)
+    return kind.__name__ == "PanicException" and kind.__module__ == "pyo3_runtime"
 
 
 async def _close_quietly(conn: Any) -> None:

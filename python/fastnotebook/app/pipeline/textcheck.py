@@ -6,11 +6,13 @@ one rule (docs/ROBUSTNESS.md, "Bad files"):
 - A file is binary, and skipped with the reason, when it starts with a known
   magic number (ELF, PNG, JPEG, GIF, PDF, ZIP and the formats built on it,
   gzip, bzip2, xz, 7z, zstd, SQLite, WebAssembly, Java class, Mach-O, media
-  containers), when its first 64 KiB hold at least 8 NUL bytes that make up
-  more than 1% of them, or when more than 10% of those bytes are neither
-  UTF-8 text nor tab, newline, carriage return or form feed (NUL included).
-  Detection looks at the content, never at the extension. A few stray NUL
-  bytes in a text file do not make it binary: they are removed (below).
+  containers), when its first 64 KiB hold NUL bytes that make up more than
+  1% of them, or bytes that are neither UTF-8 text nor tab, newline,
+  carriage return or form feed (NUL included) that make up more than 10%
+  of them -- in both cases at least 8 such bytes. Detection looks at the
+  content, never at the extension. A few stray NUL bytes in a text file, or
+  a few Latin-1 letters, do not make it binary: NUL is removed and the
+  letters replaced (below).
 - Text is UTF-8 (a byte order mark is dropped); UTF-16 and UTF-32 files with
   a byte order mark are decoded as such. Bytes that are not UTF-8 become
   U+FFFD, so a Latin-1 file with a few accented letters is still text.
@@ -29,7 +31,7 @@ from pathlib import Path
 __all__ = ["BinaryFileError", "TextFile", "binary_reason", "decode_text", "read_text_file"]
 
 SAMPLE_BYTES = 65536
-NUL_MINIMUM = 8
+MINIMUM_BAD_BYTES = 8
 NUL_SHARE = 0.01
 NOT_TEXT_SHARE = 0.10
 
@@ -104,7 +106,7 @@ def binary_reason(raw: bytes) -> str | None:
     if not sample:
         return None
     nul = sample.count(0)
-    if nul >= NUL_MINIMUM and nul > NUL_SHARE * len(sample):
+    if nul >= MINIMUM_BAD_BYTES and nul > NUL_SHARE * len(sample):
         return f"{nul} NUL bytes in its first {len(sample):,} bytes"
     # A cut at the sample's end may split a character: decode what is whole.
     text = sample.decode("utf-8", errors="replace")
@@ -113,7 +115,7 @@ def binary_reason(raw: bytes) -> str | None:
     invalid = text.count("\ufffd") - sample.count(_REPLACEMENT_UTF8)
     controls = len(sample) - len(sample.translate(None, _CONTROLS))
     bad = max(invalid, 0) + controls + nul
-    if bad > NOT_TEXT_SHARE * len(sample):
+    if bad >= MINIMUM_BAD_BYTES and bad > NOT_TEXT_SHARE * len(sample):
         share = 100 * bad / len(sample)
         return f"{share:.0f}% of its first {len(sample):,} bytes are not UTF-8 text"
     return None
