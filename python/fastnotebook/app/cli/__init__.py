@@ -26,16 +26,23 @@ from typing import Any, NoReturn, cast
 
 from loguru import logger
 
-from fastnotebook.app.cli import demo, pipeline_commands, tools
 from fastnotebook.app.cli.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_PIPE,
     EXIT_USAGE,
     CliError,
+    missing_app_message,
 )
 from fastnotebook.errors import OpenNotebookError
 from fastnotebook.open_notebook import patch as open_notebook_patch
+
+try:
+    from fastnotebook.app.cli import demo, pipeline_commands, tools
+except ModuleNotFoundError as e:  # installed without the app extra
+    _missing_app: ModuleNotFoundError | None = e
+else:
+    _missing_app = None
 
 __all__ = ["build_parser", "main", "run"]
 
@@ -109,6 +116,9 @@ def _one_line(error: BaseException) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; the exit code. Errors are one line on stderr."""
+    if _missing_app is not None:
+        print(f"fastnotebook: {missing_app_message(_missing_app)}", file=sys.stderr)
+        return EXIT_FAILED
     args = build_parser().parse_args(argv)
     logger.remove()
     if args.verbose:

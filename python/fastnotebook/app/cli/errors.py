@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from fastnotebook.app.database import DatabaseSettings
-from fastnotebook.app.database.settings import DATA_DIR_ENV
+if TYPE_CHECKING:
+    from fastnotebook.app.database import DatabaseSettings
 
 __all__ = [
     "EXIT_FAILED",
@@ -26,6 +27,7 @@ __all__ = [
     "EXIT_PIPE",
     "EXIT_USAGE",
     "CliError",
+    "missing_app_message",
     "require_database",
     "require_model_packages",
 ]
@@ -54,6 +56,14 @@ _MODEL_PACKAGES: dict[str, tuple[tuple[tuple[str, str], ...], str]] = {
         _LOCAL_INSTALL,
     ),
 }
+
+
+def missing_app_message(error: ModuleNotFoundError) -> str:
+    """The one line for a command line installed without the ``app`` extra."""
+    return (
+        f"the command line needs the app extra ({error.name or error} is not installed): "
+        "pip install 'fastnotebook[app]'"
+    )
 
 
 class CliError(Exception):
@@ -103,6 +113,8 @@ def require_database(settings: DatabaseSettings) -> None:
     """``CliError`` if ``settings`` name an on-disk embedded database that
     does not exist: a command that only reads must not create an empty one
     (a mistyped ``--data-dir`` would then answer "no hits")."""
+    from fastnotebook.app.database.settings import DATA_DIR_ENV
+
     store = settings.local_path
     if store is None or store.exists():
         return

@@ -25,8 +25,8 @@ from typing import Any
 
 import yaml
 
-from fastnotebook.chunking import ContentType, detect_content_type_from_extension
 from fastnotebook.app.pipeline.textcheck import read_text_file
+from fastnotebook.chunking import ContentType, detect_content_type_from_extension
 
 __all__ = ["Discovery", "Document", "discover", "read_document", "split_front_matter"]
 

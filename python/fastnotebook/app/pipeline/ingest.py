@@ -26,12 +26,12 @@ from typing import Any
 from loguru import logger
 
 from fastnotebook.app.database import Database, get_database, query_isolated
-from fastnotebook.errors import DatabaseOperationError
 from fastnotebook.app.pipeline import faults
 from fastnotebook.app.pipeline.documents import Document, discover, read_document
 from fastnotebook.app.pipeline.progress import Progress, StageClock
 from fastnotebook.app.pipeline.sources import remove_sources, vanished_sources
 from fastnotebook.app.pipeline.textcheck import BinaryFileError
+from fastnotebook.errors import DatabaseOperationError
 
 __all__ = ["IngestReport", "ingest"]
 
