@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,35 +18,8 @@ import pytest
 from fastnotebook.app.cli import build_parser
 from fastnotebook.app.cli.demo import REPOSITORY
 from fastnotebook.app.database import DatabaseSettings, open_database
+from helpers.cli import cli, row
 from helpers.pipeline import expected_chunks, stored_chunks, write_corpus
-
-FAKE = {
-    "FASTNOTEBOOK_EMBEDDING_PROVIDER": "fastnotebook-fake",
-    "FASTNOTEBOOK_EMBEDDING_CONFIG": json.dumps({"dimension": 16, "delay": 0.005}),
-    "FASTNOTEBOOK_FULL_TEXT_SEARCH": "0",
-}
-
-
-def cli(*args: str, data_dir: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, **FAKE, **env}
-    for name in ("SURREAL_URL", "FASTNOTEBOOK_FAULT"):
-        if name not in env:
-            environment.pop(name, None)
-    command = [sys.executable, "-m", "fastnotebook", *args]
-    if data_dir is not None:
-        command += ["--data-dir", str(data_dir)]
-    return subprocess.run(
-        command, env=environment, capture_output=True, text=True, timeout=300, check=False
-    )
-
-
-def row(output: str, label: str) -> list[str]:
-    """The cells of the summary table's row ``label``."""
-    for line in output.splitlines():
-        cells = line.split()
-        if cells and cells[0] == label:
-            return cells[1:]
-    raise AssertionError(f"no row {label!r} in:\n{output}")
 
 
 def database_state(data_dir: Path) -> dict[str, Any]:
