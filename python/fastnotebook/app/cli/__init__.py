@@ -44,7 +44,7 @@ except ModuleNotFoundError as e:  # installed without the app extra
 else:
     _missing_app = None
 
-__all__ = ["build_parser", "main", "run"]
+__all__ = ["build_parser", "exit_now", "main", "run"]
 
 _ARGUMENT = re.compile(r"^argument ([^:]+): ")
 
@@ -182,7 +182,12 @@ def run() -> NoReturn:
     function that cannot unwind", exit code 134), after the command's work
     was done. Ending the process with ``os._exit`` once the output is
     flushed never starts that shutdown (docs/ROBUSTNESS.md)."""
-    code = main()
+    exit_now(main())
+
+
+def exit_now(code: int) -> NoReturn:
+    """Flush stdout and stderr, then end the process with ``code`` without
+    the interpreter's shutdown (see ``run``)."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
