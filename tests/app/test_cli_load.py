@@ -48,7 +48,7 @@ def test_concurrent_commands_on_one_database_end_cleanly(tmp_path: Path) -> None
     assert (final.returncode, final.stderr) == (0, "")
 
 
-# Queries still in the engine's workers when the process ends: the case
+# An embedded database left open when the process ends: the case
 # that aborted 3 of 24 such processes when they shut down normally (none of 24
 # through exit_now): twelve runs catch a regression four times in five.
 ENDING = """
