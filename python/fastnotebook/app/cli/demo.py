@@ -14,9 +14,11 @@ import argparse
 import asyncio
 from pathlib import Path
 
+from fastnotebook.app.cli.errors import require_model_packages
 from fastnotebook.app.cli.pipeline_commands import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
+    positive_int,
     run_embed,
     search_paths,
     with_database,
@@ -44,6 +46,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if missing:
         print(f"not found: {', '.join(missing)} (run the demo from a checkout of the repository)")
         return EXIT_FAILED
+    require_model_packages()
     data_dir = Path(args.data_dir) if args.data_dir else DEMO_DATA_DIR
     settings = DatabaseSettings(
         DatabaseSettings.embedded_url(data_dir), full_text_search=args.full_text
@@ -60,7 +63,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         for query in args.query or QUERIES:
             hits = await vector_search(query, args.k)
             print(f'\nsearch "{query}"')
-            print(hits_text(hits, await search_paths(db, hits)))
+            print(hits_text(hits, await search_paths(db, hits), k=args.k))
         return code
 
     return asyncio.run(with_database(work, settings))
@@ -71,7 +74,9 @@ def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     demo.add_argument("paths", nargs="*", help="files or folders (default: samples/, README.md)")
     demo.add_argument("--data-dir", help=f"database folder (default: {DEMO_DATA_DIR})")
     demo.add_argument("--query", action="append", help="a search to run (repeatable)")
-    demo.add_argument("-k", type=int, default=3, help="hits per search (default 3)")
+    demo.add_argument(
+        "-k", type=positive_int, default=3, help="sources (or notes) per search (default 3)"
+    )
     demo.add_argument(
         "--full-text",
         action="store_true",
