@@ -7,6 +7,7 @@
   chunk FILE           the chunks of one file
   demo                 all of the above on the bundled samples
   bench, serve         the chunking benchmark, the HTTP API
+  patch-open-notebook  swap fastnotebook's modules into an Open Notebook tree
 
 Errors are one line on stderr; exit codes: 0 done, 1 failed, 2 wrong
 command or option, 130 interrupted. --debug shows tracebacks.
