@@ -86,17 +86,16 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_commands(sub)
     demo.add_command(sub)
     open_notebook_patch.add_command(sub)
-    # --debug after the command too; SUPPRESS keeps the value given before it.
-    pending = list(sub.choices.values())
-    while pending:
-        command = pending.pop()
-        command.add_argument(
-            "--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
-        )
-        for action in command._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                pending += list(action.choices.values())
     return parser
+
+
+def _debug_first(argv: Sequence[str]) -> list[str]:
+    """``--debug`` is accepted after the command too (before any ``--``)."""
+    args = list(argv)
+    end = args.index("--") if "--" in args else len(args)
+    if "--debug" not in args[:end]:
+        return args
+    return ["--debug", *(a for a in args[:end] if a != "--debug"), *args[end:]]
 
 
 def _log_format(record: Any) -> str:
@@ -120,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if _missing_app is not None:
         print(f"fastnotebook: {missing_app_message(_missing_app)}", file=sys.stderr)
         return EXIT_FAILED
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_debug_first(sys.argv[1:] if argv is None else argv))
     logger.remove()
     if args.verbose:
         logger.add(sys.stderr, level="DEBUG")
