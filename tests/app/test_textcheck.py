@@ -1,4 +1,4 @@
-"""The rule for what a file holds (fastnotebook.app.pipeline.textcheck)."""
+"""The rule for what a file holds (fastnotebook.app.textcheck)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fastnotebook.app.pipeline.textcheck import (
+from fastnotebook.app.textcheck import (
     BinaryFileError,
     binary_reason,
     decode_text,

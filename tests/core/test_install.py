@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import tomllib
+from pathlib import Path
 
 from helpers.corpus import ROOT
 
@@ -77,3 +78,43 @@ def test_the_drop_in_modules_work_without_the_application_packages() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+def test_the_command_line_without_the_application_packages(tmp_path: Path) -> None:
+    """Without the app extra, the file commands work and the database commands
+    say, in one line, which extra to install."""
+    text = tmp_path / "note.md"
+    text.write_text("# Title\n\n" + "Some words here. " * 200)
+    script = textwrap.dedent(
+        f"""
+        import importlib.abc, sys
+
+        class NotInstalled(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in {APP_ONLY!r}:
+                    raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+                return None
+
+        sys.meta_path.insert(0, NotInstalled())
+        from fastnotebook.app.cli import main
+        sys.exit(main(sys.argv[1:]))
+        """
+    )
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=120
+        )
+
+    chunked = cli("chunk", str(text), "--size", "300")
+    assert chunked.returncode == 0, chunked.stderr
+    assert "chunks" in chunked.stdout
+    for command in (["search", "query"], ["ingest", str(text)], ["sources", "list"], ["serve"]):
+        done = cli(*command)
+        assert done.returncode == 1, (command, done.stderr)
+        assert done.stderr.strip().splitlines() == [
+            f"fastnotebook {command[0]}: this command needs the app extra "
+            f"({done.stderr.split('(')[1].split(' ')[0]} is not installed): "
+            "pip install 'fastnotebook[app]'"
+        ], done.stderr
+    assert cli("--version").stdout.startswith("fastnotebook ")

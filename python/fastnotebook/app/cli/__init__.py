@@ -27,6 +27,7 @@ from typing import Any, NoReturn, cast
 
 from loguru import logger
 
+from fastnotebook.app.cli import tools
 from fastnotebook.app.cli.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -39,11 +40,15 @@ from fastnotebook.errors import OpenNotebookError
 from fastnotebook.open_notebook import patch as open_notebook_patch
 
 try:
-    from fastnotebook.app.cli import demo, pipeline_commands, tools
+    from fastnotebook.app.cli import demo, pipeline_commands
 except ModuleNotFoundError as e:  # installed without the app extra
     _missing_app: ModuleNotFoundError | None = e
 else:
     _missing_app = None
+
+# The commands that need the database (the app extra), as listed in --help
+# when it is not installed.
+_APP_COMMANDS = ("ingest", "embed", "search", "sources", "demo")
 
 __all__ = ["build_parser", "exit_now", "main", "run"]
 
@@ -82,11 +87,22 @@ def build_parser() -> argparse.ArgumentParser:
         "argparse._SubParsersAction[argparse.ArgumentParser]",
         parser.add_subparsers(dest="command", required=True, metavar="COMMAND"),
     )
-    pipeline_commands.add_commands(sub)
+    if _missing_app is None:
+        pipeline_commands.add_commands(sub)
+        demo.add_command(sub)
+    else:
+        for name in _APP_COMMANDS:
+            placeholder = sub.add_parser(name, help="needs the app extra", add_help=False)
+            placeholder.add_argument("rest", nargs=argparse.REMAINDER)
+            placeholder.set_defaults(run=_needs_app)
     tools.add_commands(sub)
-    demo.add_command(sub)
     open_notebook_patch.add_command(sub)
     return parser
+
+
+def _needs_app(args: argparse.Namespace) -> int:
+    assert _missing_app is not None
+    raise CliError(missing_app_message(_missing_app))
 
 
 def _debug_first(argv: Sequence[str]) -> list[str]:
@@ -116,9 +132,6 @@ def _one_line(error: BaseException) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; the exit code. Errors are one line on stderr."""
-    if _missing_app is not None:
-        print(f"fastnotebook: {missing_app_message(_missing_app)}", file=sys.stderr)
-        return EXIT_FAILED
     args = build_parser().parse_args(_debug_first(sys.argv[1:] if argv is None else argv))
     logger.remove()
     if args.verbose:

@@ -14,11 +14,10 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from fastnotebook.app.cli.errors import require_model_packages
+from fastnotebook.app.cli.errors import positive_int, require_model_packages
 from fastnotebook.app.cli.pipeline_commands import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
-    positive_int,
     run_embed,
     search_paths,
     with_database,

@@ -14,6 +14,7 @@ packages of the configured embedding model are installed.
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -61,7 +62,7 @@ _MODEL_PACKAGES: dict[str, tuple[tuple[tuple[str, str], ...], str]] = {
 def missing_app_message(error: ModuleNotFoundError) -> str:
     """The one line for a command line installed without the ``app`` extra."""
     return (
-        f"the command line needs the app extra ({error.name or error} is not installed): "
+        f"this command needs the app extra ({error.name or error} is not installed): "
         "pip install 'fastnotebook[app]'"
     )
 
@@ -123,3 +124,14 @@ def require_database(settings: DatabaseSettings) -> None:
         f"no database in {where}: check --data-dir (or ${DATA_DIR_ENV}, SURREAL_URL), "
         "or create one with `fastnotebook ingest PATH`"
     )
+
+
+def positive_int(raw: str) -> int:
+    """An argparse type: an integer of 1 or more."""
+    try:
+        value = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {raw!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value

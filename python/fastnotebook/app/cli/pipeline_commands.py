@@ -18,6 +18,7 @@ from fastnotebook.app.cli.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     CliError,
+    positive_int,
     require_database,
     require_model_packages,
 )
@@ -44,22 +45,10 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "add_commands",
-    "positive_int",
     "run_embed",
     "search_paths",
     "with_database",
 ]
-
-
-def positive_int(raw: str) -> int:
-    """An argparse type: an integer of 1 or more."""
-    try:
-        value = int(raw)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {raw!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
-    return value
 
 
 def _non_negative_int(raw: str) -> int:

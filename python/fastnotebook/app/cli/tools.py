@@ -10,9 +10,8 @@ from pathlib import Path
 from loguru import logger
 
 from fastnotebook import chunking, token_utils
-from fastnotebook.app.cli.errors import EXIT_USAGE, CliError
-from fastnotebook.app.cli.pipeline_commands import positive_int
-from fastnotebook.app.pipeline.textcheck import BinaryFileError, read_text_file
+from fastnotebook.app.cli.errors import EXIT_USAGE, CliError, missing_app_message, positive_int
+from fastnotebook.app.textcheck import BinaryFileError, read_text_file
 
 __all__ = ["add_commands"]
 
@@ -137,7 +136,10 @@ def _integer(raw: str) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from fastnotebook.app.api import serve
+    try:
+        from fastnotebook.app.api import serve
+    except ModuleNotFoundError as e:
+        raise CliError(missing_app_message(e)) from e
 
     serve(host=args.host, port=args.port)
     return 0

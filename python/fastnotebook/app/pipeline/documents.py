@@ -4,7 +4,7 @@ A file is taken when the chunker knows its extension (``.md``, ``.html``,
 ``.txt``, source code, ...); the rest are counted and skipped. Its content
 then decides: a binary file is skipped with the reason, text is decoded as
 UTF-8 with undecodable bytes replaced and NUL characters removed
-(``fastnotebook.app.pipeline.textcheck``: the database stores Unicode text, a
+(``fastnotebook.app.textcheck``: the database stores Unicode text, a
 lone surrogate cannot be sent to it and a NUL cannot be read back from it).
 YAML front matter at the top of a
 Markdown file becomes the source's metadata and is kept out of its text, so
@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from fastnotebook.app.pipeline.textcheck import read_text_file
+from fastnotebook.app.textcheck import read_text_file
 from fastnotebook.chunking import ContentType, detect_content_type_from_extension
 
 __all__ = ["Discovery", "Document", "discover", "read_document", "split_front_matter"]

@@ -6,7 +6,7 @@ front matter changed and leaves the rest untouched. Nothing is deleted
 unless ``prune`` says so: then the sources under the given paths whose
 files are gone are removed (``fastnotebook.app.pipeline.sources``). A binary
 file is skipped with the reason and NUL characters are removed from text
-(``fastnotebook.app.pipeline.textcheck``).
+(``fastnotebook.app.textcheck``).
 Files are read in a worker thread a batch ahead of the writes, and each
 batch is written in one transaction (new sources inserted, changed ones
 updated), so an interrupted ingest leaves whole batches and a second run
@@ -30,7 +30,7 @@ from fastnotebook.app.pipeline import faults
 from fastnotebook.app.pipeline.documents import Document, discover, read_document
 from fastnotebook.app.pipeline.progress import Progress, StageClock
 from fastnotebook.app.pipeline.sources import remove_sources, vanished_sources
-from fastnotebook.app.pipeline.textcheck import BinaryFileError
+from fastnotebook.app.textcheck import BinaryFileError
 from fastnotebook.errors import DatabaseOperationError
 
 __all__ = ["IngestReport", "ingest"]
