@@ -133,19 +133,36 @@ async def generate_embeddings(texts: list[str], command_id: str | None = None) -
         raise ValueError(
             "No embedding model configured. Please configure one in the Models section."
         )
+    return await embed_in_batches(
+        embedding_model,
+        texts,
+        batch_size=EMBEDDING_BATCH_SIZE,
+        max_retries=EMBEDDING_MAX_RETRIES,
+        retry_delay=EMBEDDING_RETRY_DELAY,
+        command_id=command_id,
+    )
+
+
+async def embed_in_batches(
+    embedding_model: Any,
+    texts: list[str],
+    *,
+    batch_size: int,
+    max_retries: int,
+    retry_delay: float,
+    command_id: str | None = None,
+) -> list[list[float]]:
+    """The original's batch loop, shared by both contracts' ``generate_embeddings``:
+    ``batch_size`` texts a call to ``embedding_model.aembed``, each batch tried
+    up to ``max_retries`` times ``retry_delay`` seconds apart, then
+    ``RuntimeError`` naming the model, the batch and its size."""
     model_name = getattr(embedding_model, "model_name", "unknown")
-
-    def size_metrics() -> tuple[int, int, int, int]:
-        from fastnotebook.token_utils import token_counts
-
-        tokens = token_counts(texts)
-        return min(tokens), max(tokens), sum(tokens), sum(len(t) for t in texts)
-
     metrics: list[tuple[int, int, int, int]] = []
 
     def metric(i: int) -> int:
         if not metrics:
-            metrics.append(size_metrics())
+            tokens = _core.token_counts(list(texts), "o200k_base")
+            metrics.append((min(tokens), max(tokens), sum(tokens), sum(len(t) for t in texts)))
         return metrics[0][i]
 
     logger.opt(lazy=True).debug(
@@ -158,25 +175,25 @@ async def generate_embeddings(texts: list[str], command_id: str | None = None) -
     )
 
     all_embeddings: list[list[float]] = []
-    total_batches = (len(texts) + EMBEDDING_BATCH_SIZE - 1) // EMBEDDING_BATCH_SIZE
+    total_batches = (len(texts) + batch_size - 1) // batch_size
     for batch_idx in range(total_batches):
-        batch = texts[batch_idx * EMBEDDING_BATCH_SIZE : (batch_idx + 1) * EMBEDDING_BATCH_SIZE]
-        for attempt in range(1, EMBEDDING_MAX_RETRIES + 1):
+        batch = texts[batch_idx * batch_size : (batch_idx + 1) * batch_size]
+        for attempt in range(1, max_retries + 1):
             try:
                 all_embeddings.extend(await embedding_model.aembed(batch))
                 break
             except Exception as e:
                 context = f" (command: {command_id})" if command_id else ""
                 where = f"Embedding batch {batch_idx + 1}/{total_batches}"
-                if attempt < EMBEDDING_MAX_RETRIES:
+                if attempt < max_retries:
                     logger.debug(
-                        f"{where} attempt {attempt}/{EMBEDDING_MAX_RETRIES} failed "
+                        f"{where} attempt {attempt}/{max_retries} failed "
                         f"using model '{model_name}'{context}: {e}. Retrying..."
                     )
-                    await asyncio.sleep(EMBEDDING_RETRY_DELAY)
+                    await asyncio.sleep(retry_delay)
                 else:
                     logger.debug(
-                        f"{where} failed after {EMBEDDING_MAX_RETRIES} attempts "
+                        f"{where} failed after {max_retries} attempts "
                         f"using model '{model_name}'{context}: {e}"
                     )
                     raise RuntimeError(

@@ -22,13 +22,12 @@ make ``mean_pool_embeddings`` raise ``ValueError`` (the original returns NaNs).
 
 from __future__ import annotations
 
-import asyncio
-import os
 from collections.abc import Sequence
 
 from loguru import logger
 
 from fastnotebook import _core
+from fastnotebook.embedding import _get_embedding_batch_size, embed_in_batches
 from fastnotebook.open_notebook._app import app_module
 from fastnotebook.open_notebook.chunking import CHUNK_SIZE, ContentType, chunk_text
 from fastnotebook.open_notebook.token_utils import token_count
@@ -45,20 +44,6 @@ __all__ = [
     "mean_pool_embeddings",
     "token_count",
 ]
-
-
-def _get_embedding_batch_size() -> int:
-    """``OPEN_NOTEBOOK_EMBEDDING_BATCH_SIZE``: a positive integer, else 50
-    (with a warning when set to something else)."""
-    raw = os.getenv("OPEN_NOTEBOOK_EMBEDDING_BATCH_SIZE", "50").strip()
-    try:
-        value = int(raw)
-        if value < 1:
-            raise ValueError
-        return value
-    except ValueError:
-        logger.warning("Invalid OPEN_NOTEBOOK_EMBEDDING_BATCH_SIZE='{}'; falling back to 50", raw)
-        return 50
 
 
 EMBEDDING_BATCH_SIZE = _get_embedding_batch_size()
@@ -95,56 +80,15 @@ async def generate_embeddings(texts: list[str], command_id: str | None = None) -
         raise ValueError(
             "No embedding model configured. Please configure one in the Models section."
         )
-    model_name = getattr(embedding_model, "model_name", "unknown")
-
-    metrics: list[tuple[int, int, int, int]] = []
-
-    def metric(i: int) -> int:
-        if not metrics:
-            tokens = _core.token_counts(list(texts), "o200k_base")
-            metrics.append((min(tokens), max(tokens), sum(tokens), sum(len(t) for t in texts)))
-        return metrics[0][i]
-
-    logger.opt(lazy=True).debug(
-        "Generating embeddings for {} texts (tokens: min={}, max={}, total={}; chars: total={})",
-        lambda: len(texts),
-        lambda: metric(0),
-        lambda: metric(1),
-        lambda: metric(2),
-        lambda: metric(3),
-    )
-
     # Module globals read here, at the call: patching them takes effect.
-    batch_size = EMBEDDING_BATCH_SIZE
-    max_retries = EMBEDDING_MAX_RETRIES
-    all_embeddings: list[list[float]] = []
-    total_batches = (len(texts) + batch_size - 1) // batch_size
-    for batch_idx in range(total_batches):
-        batch = texts[batch_idx * batch_size : (batch_idx + 1) * batch_size]
-        for attempt in range(1, max_retries + 1):
-            try:
-                all_embeddings.extend(await embedding_model.aembed(batch))
-                break
-            except Exception as e:
-                context = f" (command: {command_id})" if command_id else ""
-                where = f"Embedding batch {batch_idx + 1}/{total_batches}"
-                if attempt < max_retries:
-                    logger.debug(
-                        f"{where} attempt {attempt}/{max_retries} failed "
-                        f"using model '{model_name}'{context}: {e}. Retrying..."
-                    )
-                    await asyncio.sleep(EMBEDDING_RETRY_DELAY)
-                else:
-                    logger.debug(
-                        f"{where} failed after {max_retries} attempts "
-                        f"using model '{model_name}'{context}: {e}"
-                    )
-                    raise RuntimeError(
-                        f"Failed to generate embeddings using model '{model_name}' "
-                        f"(batch {batch_idx + 1}/{total_batches}, {len(batch)} texts): {e}"
-                    ) from e
-    logger.debug(f"Generated {len(all_embeddings)} embeddings in {total_batches} batch(es)")
-    return all_embeddings
+    return await embed_in_batches(
+        embedding_model,
+        texts,
+        batch_size=EMBEDDING_BATCH_SIZE,
+        max_retries=EMBEDDING_MAX_RETRIES,
+        retry_delay=EMBEDDING_RETRY_DELAY,
+        command_id=command_id,
+    )
 
 
 async def generate_embedding(
