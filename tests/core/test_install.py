@@ -11,9 +11,8 @@ import tomllib
 from pathlib import Path
 
 from helpers.corpus import ROOT
+from helpers.install import WITHOUT_APP
 
-# The application's packages (the `app` extra) and the optional model packages.
-APP_ONLY = ["surrealdb", "fastapi", "uvicorn", "aiohttp", "websockets", "yaml", "pydantic_core"]
 APP_DISTRIBUTIONS = {"surrealdb", "fastapi", "uvicorn", "aiohttp", "websockets", "pyyaml"}
 
 
@@ -34,17 +33,9 @@ def test_the_required_dependencies_leave_out_the_application() -> None:
 def test_the_drop_in_modules_work_without_the_application_packages() -> None:
     """In a fresh interpreter where importing any application package fails,
     as it does in an install without the `app` extra."""
-    script = textwrap.dedent(
-        f"""
-        import asyncio, importlib.abc, sys
-
-        class NotInstalled(importlib.abc.MetaPathFinder):
-            def find_spec(self, name, path=None, target=None):
-                if name.split(".")[0] in {APP_ONLY!r}:
-                    raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
-                return None
-
-        sys.meta_path.insert(0, NotInstalled())
+    script = WITHOUT_APP + textwrap.dedent(
+        """
+        import asyncio
 
         import numpy as np
         from fastnotebook import (
@@ -61,8 +52,8 @@ def test_the_drop_in_modules_work_without_the_application_packages() -> None:
         assert np.allclose(pooled, [2 ** -0.5, 2 ** -0.5])
 
         builder = ContextBuilder(max_tokens=100)
-        builder.add_item(ContextItem(id="note:1", type="note", content={{"text": "hi"}}))
-        builder.add_item(ContextItem(id="note:2", type="note", content={{"text": "x" * 900}}))
+        builder.add_item(ContextItem(id="note:1", type="note", content={"text": "hi"}))
+        builder.add_item(ContextItem(id="note:2", type="note", content={"text": "x" * 900}))
         builder.prioritize()
         builder.truncate_to_fit(100)
         assert [item.id for item in builder.items] == ["note:1"]
@@ -85,17 +76,8 @@ def test_the_command_line_without_the_application_packages(tmp_path: Path) -> No
     say, in one line, which extra to install."""
     text = tmp_path / "note.md"
     text.write_text("# Title\n\n" + "Some words here. " * 200)
-    script = textwrap.dedent(
-        f"""
-        import importlib.abc, sys
-
-        class NotInstalled(importlib.abc.MetaPathFinder):
-            def find_spec(self, name, path=None, target=None):
-                if name.split(".")[0] in {APP_ONLY!r}:
-                    raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
-                return None
-
-        sys.meta_path.insert(0, NotInstalled())
+    script = WITHOUT_APP + textwrap.dedent(
+        """
         from fastnotebook.app.cli import main
         sys.exit(main(sys.argv[1:]))
         """

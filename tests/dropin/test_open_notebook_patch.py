@@ -15,11 +15,11 @@ import pytest
 
 from fastnotebook.__main__ import main
 from fastnotebook.open_notebook import MODULES, patch
+from helpers.install import WITHOUT_APP
 from helpers.open_notebook import open_notebook_src
 
 SIX = [f"open_notebook/utils/{name}.py" for name in MODULES]
 #: The application's packages (the `app` extra), as tests/core/test_install.py lists them.
-APP_ONLY = ["surrealdb", "fastapi", "uvicorn", "aiohttp", "websockets", "yaml", "pydantic_core"]
 
 
 def snapshot(root: Path) -> dict[str, str]:
@@ -203,17 +203,9 @@ def test_runs_as_a_module_without_the_application_packages(tree: Path) -> None:
     """``python -m fastnotebook.open_notebook.patch`` in an install without the
     ``app`` extra (every application package failing to import), and the six
     modules importing there."""
-    script = textwrap.dedent(
+    script = WITHOUT_APP + textwrap.dedent(
         f"""
-        import importlib, importlib.abc, runpy, sys
-
-        class NotInstalled(importlib.abc.MetaPathFinder):
-            def find_spec(self, name, path=None, target=None):
-                if name.split(".")[0] in {APP_ONLY!r}:
-                    raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
-                return None
-
-        sys.meta_path.insert(0, NotInstalled())
+        import importlib, runpy, sys
         for name in {list(MODULES)!r}:
             importlib.import_module("fastnotebook.open_notebook." + name)
         from fastnotebook.open_notebook import patch
