@@ -9,6 +9,7 @@ pub mod chunking;
 pub mod cleaning;
 pub mod error;
 pub mod pooling;
+pub mod records;
 pub mod text;
 pub mod tokens;
 pub mod unicode;

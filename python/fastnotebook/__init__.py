@@ -11,6 +11,9 @@ only when asked for.
 from importlib import metadata as _metadata
 
 from fastnotebook import (
+    chunkers as chunkers,
+)
+from fastnotebook import (
     chunking as chunking,
 )
 from fastnotebook import (
@@ -34,6 +37,7 @@ from fastnotebook import (
 from fastnotebook import (
     version_utils as version_utils,
 )
+from fastnotebook.chunkers import Chunk, achunk_many, chunk, chunk_many
 from fastnotebook.chunking import (
     CHUNK_SIZE,
     ContentType,
@@ -61,7 +65,8 @@ from fastnotebook.version_utils import (
 __version__ = _metadata.version("fastnotebook")  # Cargo.toml's, through maturin
 
 # The original's ``open_notebook.utils`` re-exports, plus ``chunk_texts`` and
-# ``token_counts``; the submodules above are public too.
+# ``token_counts``, and the chunk records (``chunk``, ``chunk_many``,
+# ``achunk_many``, ``Chunk``); the submodules above are public too.
 __all__ = [  # noqa: RUF022 -- grouped by submodule, as the original's
     "CHUNK_SIZE",
     "ContentType",
@@ -84,4 +89,8 @@ __all__ = [  # noqa: RUF022 -- grouped by submodule, as the original's
     "compare_versions",
     "get_installed_version",
     "get_version_from_github",
+    "Chunk",
+    "chunk",
+    "chunk_many",
+    "achunk_many",
 ]

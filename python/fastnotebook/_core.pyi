@@ -1,5 +1,6 @@
 """Type stubs for the compiled core. The public API is in the Python modules."""
 
+from collections.abc import Callable, Iterable
 from typing import Any, Literal, final
 
 import numpy as np
@@ -9,9 +10,11 @@ __all__ = [
     "CHUNK_OVERLAP",
     "CHUNK_SIZE",
     "ENCODINGS",
+    "CHUNK_STRATEGIES",
     "HIGH_CONFIDENCE_THRESHOLD",
     "MAX_THINKING_INPUT_CHARS",
     "UNICODE_VERSION",
+    "Chunk",
     "HtmlHeaderSplitter",
     "LangchainSplitter",
     "MarkdownHeaderSplitter",
@@ -21,7 +24,10 @@ __all__ = [
     "UnsupportedTextError",
     "__version__",
     "_char_class_bits",
+    "_chunk_records",
+    "_chunk_records_many",
     "_panic_for_tests",
+    "_relink_chunks",
     "_token_char_classes",
     "chunk_text",
     "chunk_texts",
@@ -175,3 +181,105 @@ def mean_pool_segments(
 def mean_pool_tokens(
     hidden: npt.NDArray[np.float32], mask: npt.NDArray[np.int64]
 ) -> npt.NDArray[np.float32]: ...
+
+CHUNK_STRATEGIES: tuple[str, ...]
+
+@final
+class Chunk:
+    """One chunk of a document: ``source[start:end] == text``."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
+    @property
+    def start_line(self) -> int: ...
+    @property
+    def end_line(self) -> int: ...
+    @property
+    def index(self) -> int: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def prev_id(self) -> str | None: ...
+    @property
+    def next_id(self) -> str | None: ...
+    @property
+    def headings(self) -> tuple[str, ...]: ...
+    @property
+    def token_count(self) -> int: ...
+    @property
+    def char_count(self) -> int: ...
+    @property
+    def metadata(self) -> dict[str, Any]: ...
+    @property
+    def embed_text(self) -> str: ...
+    def __new__(
+        cls,
+        text: str,
+        start: int,
+        end: int,
+        *,
+        start_line: int = 1,
+        end_line: int = 1,
+        index: int = 0,
+        id: str | None = None,
+        prev_id: str | None = None,
+        next_id: str | None = None,
+        headings: Iterable[str] | None = None,
+        token_count: int = 0,
+        char_count: int | None = None,
+        metadata: dict[str, Any] | None = None,
+        embed_text: str | None = None,
+    ) -> Chunk: ...
+    def replace(
+        self,
+        *,
+        text: str = ...,
+        start: int = ...,
+        end: int = ...,
+        start_line: int = ...,
+        end_line: int = ...,
+        index: int = ...,
+        id: str = ...,
+        prev_id: str | None = ...,
+        next_id: str | None = ...,
+        headings: Iterable[str] = ...,
+        token_count: int = ...,
+        char_count: int = ...,
+        metadata: dict[str, Any] = ...,
+        embed_text: str = ...,
+    ) -> Chunk: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[Any, ...]: ...
+
+def _chunk_records(
+    text: str,
+    strategy: str = "recursive",
+    chunk_size: int = 1000,
+    overlap: int = 0,
+    max_size: int | None = None,
+    unit: str | Callable[[str], int] | None = None,
+    encoding: str = "o200k_base",
+    context_headers: str | None = None,
+    doc_id: str | None = None,
+    separators: list[str] | None = None,
+) -> tuple[list[Chunk], str]: ...
+def _chunk_records_many(
+    texts: list[str],
+    strategy: str = "recursive",
+    chunk_size: int = 1000,
+    overlap: int = 0,
+    max_size: int | None = None,
+    unit: str | Callable[[str], int] | None = None,
+    encoding: str = "o200k_base",
+    context_headers: str | None = None,
+    doc_ids: list[str | None] | None = None,
+    separators: list[str] | None = None,
+) -> tuple[list[list[Chunk]], str]: ...
+def _relink_chunks(
+    chunks: list[Chunk], key: str, doc_id: str | None = None, encoding: str = "o200k_base"
+) -> list[Chunk]: ...

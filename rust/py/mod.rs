@@ -7,6 +7,7 @@ mod cleaning;
 mod hooks;
 mod langchain;
 mod pooling;
+mod records;
 mod text;
 mod tokens;
 
@@ -55,5 +56,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     cleaning::register(m)?;
     langchain::register(m)?;
     pooling::register(m)?;
+    records::register(m)?;
     tokens::register(m)
 }

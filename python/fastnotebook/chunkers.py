@@ -1,0 +1,184 @@
+"""Chunk records for RAG pipelines: ``chunk``, ``chunk_many`` and ``Chunk``.
+
+Unlike :func:`fastnotebook.chunk_text` (Open Notebook's strings, unchanged),
+these return :class:`Chunk` records: the text with its code-point offsets in
+the source (``source[c.start:c.end] == c.text``), lines, heading path, sizes,
+deterministic ids, neighbours' ids and the text to embed. The strategies and
+options are described in ``docs/strategies.md``.
+
+Everything runs in Rust except the callables a caller passes (a length
+function, post-processors): ``chunk_many`` splits its texts on all cores with
+the GIL released; ``achunk_many`` awaits it from a worker thread so that an
+asyncio event loop keeps running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal, TypeAlias
+
+from fastnotebook import _core
+from fastnotebook._core import Chunk
+
+__all__ = [
+    "STRATEGIES",
+    "Chunk",
+    "ContextHeaders",
+    "PostProcessor",
+    "Strategy",
+    "Unit",
+    "achunk_many",
+    "chunk",
+    "chunk_many",
+]
+
+Strategy: TypeAlias = Literal["recursive", "token"]
+"""The strategies (``docs/strategies.md``)."""
+
+STRATEGIES: tuple[str, ...] = tuple(_core.CHUNK_STRATEGIES)
+
+Unit: TypeAlias = Literal["chars", "tokens"] | Callable[[str], int]
+"""How sizes are measured: code points, tokens of ``encoding``, or any
+function of the text (called from Rust with the GIL held: the slow path)."""
+
+ContextHeaders: TypeAlias = Literal["breadcrumb", "full", "parent"] | None
+"""What ``Chunk.embed_text`` prepends to the text: the heading path joined by
+" > ", every heading line, the nearest heading, or nothing (``None``)."""
+
+PostProcessor: TypeAlias = Callable[[Chunk, int, Sequence[Chunk]], Chunk | None]
+"""``(chunk, index, chunks) -> chunk | None``; ``None`` drops the chunk."""
+
+
+def _check_strategy(strategy: str) -> None:
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+
+
+def _post_process(
+    chunks: list[Chunk],
+    post_processors: Iterable[PostProcessor],
+    key: str,
+    doc_id: str | None,
+    encoding: str,
+) -> list[Chunk]:
+    processors = list(post_processors)
+    if not processors:
+        return chunks
+    for processor in processors:
+        kept: list[Chunk] = []
+        for i, c in enumerate(chunks):
+            out = processor(c, i, chunks)
+            if out is None:
+                continue
+            if not isinstance(out, Chunk):
+                raise TypeError(
+                    f"post-processor {processor!r} returned {type(out).__name__}"
+                    f" for chunk {i}; expected a Chunk or None"
+                )
+            kept.append(out)
+        chunks = kept
+    return _core._relink_chunks(chunks, key, doc_id, encoding)
+
+
+def chunk(
+    text: str,
+    strategy: Strategy = "recursive",
+    *,
+    chunk_size: int = 1000,
+    unit: Unit = "chars",
+    overlap: int = 0,
+    max_size: int | None = None,
+    encoding: str = "o200k_base",
+    context_headers: ContextHeaders = None,
+    doc_id: str | None = None,
+    post_processors: Iterable[PostProcessor] = (),
+    separators: Sequence[str] | None = None,
+) -> list[Chunk]:
+    """Splits ``text`` into :class:`Chunk` records.
+
+    ``chunk_size`` is the target size and ``max_size`` (default: ``chunk_size``)
+    the hard maximum of every chunk's ``text``, both in ``unit``; ``overlap``
+    is in the same unit. The context header of ``embed_text`` is not counted
+    in them (``docs/strategies.md``). After ``post_processors`` (applied in
+    order, each to the whole list), ``index``, ``id``, ``prev_id``,
+    ``next_id``, ``char_count`` and ``token_count`` are computed again.
+    """
+    _check_strategy(strategy)
+    chunks, key = _core._chunk_records(
+        text,
+        strategy,
+        chunk_size,
+        overlap,
+        max_size,
+        unit,
+        encoding,
+        context_headers,
+        doc_id,
+        None if separators is None else list(separators),
+    )
+    return _post_process(chunks, post_processors, key, doc_id, encoding)
+
+
+def chunk_many(
+    texts: Sequence[str],
+    strategy: Strategy = "recursive",
+    *,
+    chunk_size: int = 1000,
+    unit: Literal["chars", "tokens"] = "chars",
+    overlap: int = 0,
+    max_size: int | None = None,
+    encoding: str = "o200k_base",
+    context_headers: ContextHeaders = None,
+    doc_ids: Sequence[str | None] | None = None,
+    post_processors: Iterable[PostProcessor] = (),
+    separators: Sequence[str] | None = None,
+) -> list[list[Chunk]]:
+    """:func:`chunk` of each text (``doc_ids[i]`` as its ``doc_id``), on all
+    cores with the GIL released: the same chunks as one call per text.
+
+    The unit is ``"chars"`` or ``"tokens"``: a Python length function needs
+    the GIL, hence :func:`chunk`.
+    """
+    _check_strategy(strategy)
+    if isinstance(texts, str):
+        raise TypeError("chunk_many takes a sequence of texts; for one text use chunk()")
+    ids = None if doc_ids is None else list(doc_ids)
+    lists, key = _core._chunk_records_many(
+        list(texts),
+        strategy,
+        chunk_size,
+        overlap,
+        max_size,
+        unit,
+        encoding,
+        context_headers,
+        ids,
+        None if separators is None else list(separators),
+    )
+    processors = list(post_processors)
+    if not processors:
+        return lists
+    return [
+        _post_process(chunks, processors, key, None if ids is None else ids[i], encoding)
+        for i, chunks in enumerate(lists)
+    ]
+
+
+async def achunk_many(
+    texts: Sequence[str],
+    strategy: Strategy = "recursive",
+    **options: Any,
+) -> list[list[Chunk]]:
+    """:func:`chunk_many` from a worker thread (``asyncio.to_thread``): the
+    event loop keeps running while Rust splits without the GIL."""
+    return await asyncio.to_thread(chunk_many, texts, strategy, **options)
+
+
+def _chunk_from_dict(fields: dict[str, Any]) -> Chunk:
+    """Rebuilds a pickled :class:`Chunk`."""
+    fields = dict(fields)
+    text = fields.pop("text")
+    start = fields.pop("start")
+    end = fields.pop("end")
+    return Chunk(text, start, end, **fields)

@@ -1,0 +1,186 @@
+use super::*;
+use crate::tokens::TokenLength;
+
+fn options(strategy: Strategy, size: usize, overlap: usize) -> Options {
+    Options {
+        strategy,
+        chunk_size: size,
+        overlap,
+        max_size: size,
+        unit: UnitName::Chars,
+        encoding: Encoding::O200kBase,
+        context_headers: ContextHeaders::Breadcrumb,
+        doc_id: Some("doc".to_string()),
+    }
+}
+
+fn tokens() -> TokenLength {
+    TokenLength::new(Encoding::O200kBase.tokenizer(), None)
+}
+
+fn recursive() -> Strategy {
+    Strategy::Recursive {
+        separators: Vec::new(),
+    }
+}
+
+#[test]
+fn records_are_spans_with_code_point_offsets_and_lines() {
+    let source = "é line one\nline two\n\nthird 😀 paragraph here";
+    let records = chunk(source, &options(recursive(), 12, 0), &CharLength, &tokens()).unwrap();
+    let chars: Vec<char> = source.chars().collect();
+    for r in &records {
+        let text: String = chars[r.start..r.end].iter().collect();
+        assert_eq!(text, r.text(source));
+        assert_eq!(r.char_count, r.end - r.start);
+        let line = 1 + chars[..r.start].iter().filter(|&&c| c == '\n').count();
+        assert_eq!(r.start_line, line);
+        assert!(r.id.starts_with("doc:"));
+    }
+    assert_eq!(records.last().unwrap().end_line, 4);
+}
+
+#[test]
+fn punctuation_only_chunks_fold_into_a_neighbour() {
+    let split = Split {
+        chunks: vec![Raw::span(0..5), Raw::span(6..9), Raw::span(10..15)],
+        ..Split::default()
+    };
+    let source = "alpha --- omega";
+    let records = finish(
+        source,
+        split,
+        &options(recursive(), 20, 0),
+        &CharLength,
+        &tokens(),
+    );
+    let texts: Vec<&str> = records.iter().map(|r| r.text(source)).collect();
+    assert_eq!(texts, ["alpha ---", "omega"]);
+}
+
+#[test]
+fn punctuation_only_chunks_without_room_are_dropped_or_go_forward() {
+    let source = "alpha --- omega";
+    let split = Split {
+        chunks: vec![Raw::span(0..5), Raw::span(6..9), Raw::span(10..15)],
+        ..Split::default()
+    };
+    let records = finish(
+        source,
+        split,
+        &options(recursive(), 9, 0),
+        &CharLength,
+        &tokens(),
+    );
+    let texts: Vec<&str> = records.iter().map(|r| r.text(source)).collect();
+    assert_eq!(texts, ["alpha ---", "omega"]);
+    let split = Split {
+        chunks: vec![Raw::span(0..5), Raw::span(6..9), Raw::span(10..15)],
+        ..Split::default()
+    };
+    let records = finish(
+        source,
+        split,
+        &options(recursive(), 5, 0),
+        &CharLength,
+        &tokens(),
+    );
+    let texts: Vec<&str> = records.iter().map(|r| r.text(source)).collect();
+    assert_eq!(texts, ["alpha", "omega"]);
+}
+
+#[test]
+fn overlap_starts_at_a_word_within_the_budget() {
+    let source = "one two three four five six";
+    let split = Split {
+        chunks: vec![Raw::span(0..13), Raw::span(14..27)],
+        ..Split::default()
+    };
+    let records = finish(
+        source,
+        split,
+        &options(recursive(), 20, 7),
+        &CharLength,
+        &tokens(),
+    );
+    // "three " is 6 characters; "two three " would be 10.
+    assert_eq!(records[1].text(source), "three four five six");
+}
+
+#[test]
+fn overlap_never_starts_inside_a_whole_block() {
+    let source = "aaa ```x y z``` bbb";
+    let split = Split {
+        chunks: vec![Raw::span(0..15), Raw::span(16..19)],
+        whole_blocks: std::iter::once(4..15).collect(),
+        ..Split::default()
+    };
+    let records = finish(
+        source,
+        split,
+        &options(recursive(), 30, 8),
+        &CharLength,
+        &tokens(),
+    );
+    assert_eq!(records[1].text(source), "bbb");
+}
+
+#[test]
+fn chunks_above_the_hard_maximum_are_split() {
+    let source = "word ".repeat(50);
+    let split = Split {
+        chunks: vec![Raw::span(0..source.len())],
+        ..Split::default()
+    };
+    let records = finish(
+        &source,
+        split,
+        &options(recursive(), 23, 0),
+        &CharLength,
+        &tokens(),
+    );
+    assert!(records.len() > 5);
+    assert!(records.iter().all(|r| r.char_count <= 23));
+}
+
+#[test]
+fn ids_are_stable_and_depend_on_the_options() {
+    let a = chunk_id(Some("d"), "k", 0, 3, "abc");
+    assert_eq!(a, chunk_id(Some("d"), "k", 0, 3, "abc"));
+    assert_ne!(a, chunk_id(Some("d"), "k2", 0, 3, "abc"));
+    assert_ne!(a, chunk_id(Some("d"), "k", 1, 4, "abc"));
+    assert_eq!(chunk_id(None, "k", 0, 3, "abc").len(), 16);
+    // The value itself is part of the contract: it must not change.
+    assert_eq!(stable_hash(&[b"abc"]), stable_hash(&[b"abc"]));
+}
+
+#[test]
+fn context_headers() {
+    let hs = vec![
+        Heading {
+            level: 1,
+            text: "A".into(),
+        },
+        Heading {
+            level: 3,
+            text: "C".into(),
+        },
+    ];
+    assert_eq!(ContextHeaders::Breadcrumb.header(&hs), "A > C");
+    assert_eq!(ContextHeaders::Full.header(&hs), "# A\n### C");
+    assert_eq!(ContextHeaders::Parent.header(&hs), "C");
+    assert_eq!(ContextHeaders::Off.header(&hs), "");
+    assert_eq!(ContextHeaders::Parent.header(&[]), "");
+}
+
+#[test]
+fn token_windows_cover_the_text() {
+    let source = "The quick brown fox jumps over the lazy dog. ".repeat(20);
+    let mut o = options(Strategy::Token, 16, 4);
+    o.unit = UnitName::Tokens;
+    let t = tokens();
+    let records = chunk(&source, &o, &t, &t).unwrap();
+    let ids = Encoding::O200kBase.tokenizer().encode(&source);
+    assert_eq!(records.len(), (ids.len() - 16).div_ceil(12) + 1);
+    assert_eq!(records.last().unwrap().range.end, source.len());
+}

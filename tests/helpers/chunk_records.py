@@ -1,0 +1,46 @@
+"""Invariants every chunk-record strategy keeps (``fastnotebook.chunk``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from fastnotebook import Chunk
+
+
+def check_records(
+    source: str,
+    chunks: Sequence[Chunk],
+    *,
+    max_size: int,
+    length: Callable[[str], int],
+    covered_from: int = 0,
+    slices: bool = True,
+) -> None:
+    """Spans, order, lines, counts, links, the hard maximum, no degenerate
+    chunk, and every non-whitespace code point from ``covered_from`` on in
+    some chunk, except runs without a letter or digit that had no room in a
+    neighbour (dropped, as documented)."""
+    covered = [False] * len(source)
+    prev_start = prev_end = -1
+    for i, c in enumerate(chunks):
+        if slices:
+            assert source[c.start : c.end] == c.text, (i, c)
+        assert c.index == i
+        assert c.start >= prev_start and c.end >= prev_end, (i, c)
+        prev_start, prev_end = c.start, c.end
+        assert c.start_line == source.count("\n", 0, c.start) + 1
+        assert c.end_line == source.count("\n", 0, max(c.start, c.end - 1)) + 1
+        assert c.char_count == len(c.text)
+        assert c.text.strip(), (i, c)
+        assert any(ch.isalnum() for ch in c.text), (i, c)
+        assert length(c.text) <= max_size, (i, length(c.text), c)
+        assert c.prev_id == (chunks[i - 1].id if i else None)
+        assert c.next_id == (chunks[i + 1].id if i + 1 < len(chunks) else None)
+        for k in range(c.start, c.end):
+            covered[k] = True
+    assert len({c.id for c in chunks}) == len(chunks)
+    missing = [
+        k for k in range(covered_from, len(source)) if not covered[k] and not source[k].isspace()
+    ]
+    dropped_words = [k for k in missing if source[k].isalnum()]
+    assert not dropped_words, (len(missing), source[missing[0] : missing[0] + 40])
