@@ -335,6 +335,7 @@ fn strategy_arg(name: &str, separators: Option<Vec<String>>) -> PyResult<Strateg
             separators: separators.unwrap_or_default(),
         }),
         "token" => Ok(Strategy::Token),
+        "markdown" => Ok(Strategy::Markdown),
         other => Err(PyValueError::new_err(format!(
             "unknown strategy {other:?}; choose one of {}",
             STRATEGIES.join(", ")
@@ -343,7 +344,7 @@ fn strategy_arg(name: &str, separators: Option<Vec<String>>) -> PyResult<Strateg
 }
 
 /// The strategies `strategy_arg` knows.
-const STRATEGIES: [&str; 2] = ["recursive", "token"];
+const STRATEGIES: [&str; 3] = ["recursive", "token", "markdown"];
 
 fn encoding_arg(name: &str) -> PyResult<Encoding> {
     Ok(name.parse()?)

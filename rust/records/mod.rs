@@ -143,6 +143,8 @@ pub enum Strategy {
     Recursive { separators: Vec<String> },
     /// Fixed windows of tokens.
     Token,
+    /// Header-aware Markdown.
+    Markdown,
 }
 
 impl Strategy {
@@ -150,6 +152,7 @@ impl Strategy {
         match self {
             Strategy::Recursive { .. } => "recursive",
             Strategy::Token => "token",
+            Strategy::Markdown => "markdown",
         }
     }
 }

@@ -184,3 +184,47 @@ fn token_windows_cover_the_text() {
     assert_eq!(records.len(), (ids.len() - 16).div_ceil(12) + 1);
     assert_eq!(records.last().unwrap().range.end, source.len());
 }
+
+#[test]
+fn front_matter_subset() {
+    use strategies::frontmatter::{parse, split_off};
+    let yaml =
+        "a: 1\nb: 'x'\nc:\n  - p\n  - q: 2\n    r: [1, two]\nd: {e: true}\nf: >\n  one\n  two\n";
+    let Value::Map(entries) = parse(yaml) else {
+        panic!("not a map")
+    };
+    let get = |k: &str| entries.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    assert_eq!(get("a"), Some(Value::Int(1)));
+    assert_eq!(get("b"), Some(Value::Str("x".into())));
+    assert_eq!(
+        get("c"),
+        Some(Value::List(vec![
+            Value::Str("p".into()),
+            Value::Map(vec![
+                ("q".into(), Value::Int(2)),
+                (
+                    "r".into(),
+                    Value::List(vec![Value::Int(1), Value::Str("two".into())])
+                ),
+            ]),
+        ]))
+    );
+    assert_eq!(
+        get("d"),
+        Some(Value::Map(vec![("e".into(), Value::Bool(true))]))
+    );
+    assert_eq!(get("f"), Some(Value::Str("one two\n".into())));
+    assert_eq!(split_off("---\na: 1\n---\nbody").0, 13);
+    assert_eq!(split_off("---\nno end\n").0, 0);
+    assert_eq!(split_off("text\n---\n").0, 0);
+}
+
+#[test]
+fn markdown_headings_skip_code_and_follow_setext() {
+    let text = "Title\n=====\n\n```\n# no\n```\n\n    # no\n\n## Sub ##\n\n- # no\n";
+    let hs: Vec<(u8, String)> = strategies::markdown::headings(text)
+        .into_iter()
+        .map(|(l, t, _)| (l, t))
+        .collect();
+    assert_eq!(hs, [(1, "Title".to_string()), (2, "Sub".to_string())]);
+}

@@ -1,5 +1,8 @@
 //! The strategies: each turns a text into [`Raw`] chunks ([`Split`]).
 
+pub mod frontmatter;
+pub mod markdown;
+
 use crate::chunking::recursive::{KeepSeparator, LengthFunction, Piece, RecursiveSplitter};
 use crate::error::Result;
 
@@ -10,6 +13,7 @@ pub fn split<L: LengthFunction<str>>(source: &str, options: &Options, length: &L
     match &options.strategy {
         Strategy::Recursive { separators } => recursive(source, options, separators, length),
         Strategy::Token => Ok(token(source, options)),
+        Strategy::Markdown => Ok(markdown::split(source, options, length)),
     }
 }
 
