@@ -33,7 +33,7 @@ __all__ = [
     "chunk_many",
 ]
 
-Strategy: TypeAlias = Literal["recursive", "token", "markdown"]
+Strategy: TypeAlias = Literal["recursive", "token", "markdown", "sentence"]
 """The strategies (``docs/strategies.md``)."""
 
 STRATEGIES: tuple[str, ...] = tuple(_core.CHUNK_STRATEGIES)

@@ -336,6 +336,7 @@ fn strategy_arg(name: &str, separators: Option<Vec<String>>) -> PyResult<Strateg
         }),
         "token" => Ok(Strategy::Token),
         "markdown" => Ok(Strategy::Markdown),
+        "sentence" => Ok(Strategy::Sentence),
         other => Err(PyValueError::new_err(format!(
             "unknown strategy {other:?}; choose one of {}",
             STRATEGIES.join(", ")
@@ -344,7 +345,7 @@ fn strategy_arg(name: &str, separators: Option<Vec<String>>) -> PyResult<Strateg
 }
 
 /// The strategies `strategy_arg` knows.
-const STRATEGIES: [&str; 3] = ["recursive", "token", "markdown"];
+const STRATEGIES: [&str; 4] = ["recursive", "token", "markdown", "sentence"];
 
 fn encoding_arg(name: &str) -> PyResult<Encoding> {
     Ok(name.parse()?)

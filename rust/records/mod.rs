@@ -145,6 +145,8 @@ pub enum Strategy {
     Token,
     /// Header-aware Markdown.
     Markdown,
+    /// Sentences packed up to the size.
+    Sentence,
 }
 
 impl Strategy {
@@ -153,6 +155,7 @@ impl Strategy {
             Strategy::Recursive { .. } => "recursive",
             Strategy::Token => "token",
             Strategy::Markdown => "markdown",
+            Strategy::Sentence => "sentence",
         }
     }
 }

@@ -228,3 +228,28 @@ fn markdown_headings_skip_code_and_follow_setext() {
         .collect();
     assert_eq!(hs, [(1, "Title".to_string()), (2, "Sub".to_string())]);
 }
+
+#[test]
+fn sentence_boundaries() {
+    let text = "Dr. Smith paid $3.50 for it. Was it \"cheap?\" Yes! e.g. this \
+                stays. J. R. R. Tolkien wrote... and wrote. 你好。再见！Done (really.) Next\n\nPara";
+    let got: Vec<&str> = strategies::sentence::sentences(text)
+        .into_iter()
+        .map(|r| &text[r])
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "Dr. Smith paid $3.50 for it.",
+            "Was it \"cheap?\"",
+            "Yes!",
+            "e.g. this stays.",
+            "J. R. R. Tolkien wrote... and wrote.",
+            "你好。",
+            "再见！",
+            "Done (really.)",
+            "Next",
+            "Para",
+        ]
+    );
+}

@@ -2,6 +2,7 @@
 
 pub mod frontmatter;
 pub mod markdown;
+pub mod sentence;
 
 use crate::chunking::recursive::{KeepSeparator, LengthFunction, Piece, RecursiveSplitter};
 use crate::error::Result;
@@ -14,6 +15,7 @@ pub fn split<L: LengthFunction<str>>(source: &str, options: &Options, length: &L
         Strategy::Recursive { separators } => recursive(source, options, separators, length),
         Strategy::Token => Ok(token(source, options)),
         Strategy::Markdown => Ok(markdown::split(source, options, length)),
+        Strategy::Sentence => Ok(sentence::split(source, options, length)),
     }
 }
 
