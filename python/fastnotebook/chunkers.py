@@ -33,7 +33,7 @@ __all__ = [
     "chunk_many",
 ]
 
-Strategy: TypeAlias = Literal["recursive", "token", "markdown", "sentence"]
+Strategy: TypeAlias = Literal["recursive", "token", "markdown", "sentence", "json"]
 """The strategies (``docs/strategies.md``)."""
 
 STRATEGIES: tuple[str, ...] = tuple(_core.CHUNK_STRATEGIES)

@@ -337,6 +337,7 @@ fn strategy_arg(name: &str, separators: Option<Vec<String>>) -> PyResult<Strateg
         "token" => Ok(Strategy::Token),
         "markdown" => Ok(Strategy::Markdown),
         "sentence" => Ok(Strategy::Sentence),
+        "json" => Ok(Strategy::Json),
         other => Err(PyValueError::new_err(format!(
             "unknown strategy {other:?}; choose one of {}",
             STRATEGIES.join(", ")
@@ -345,7 +346,7 @@ fn strategy_arg(name: &str, separators: Option<Vec<String>>) -> PyResult<Strateg
 }
 
 /// The strategies `strategy_arg` knows.
-const STRATEGIES: [&str; 4] = ["recursive", "token", "markdown", "sentence"];
+const STRATEGIES: [&str; 5] = ["recursive", "token", "markdown", "sentence", "json"];
 
 fn encoding_arg(name: &str) -> PyResult<Encoding> {
     Ok(name.parse()?)

@@ -147,6 +147,8 @@ pub enum Strategy {
     Markdown,
     /// Sentences packed up to the size.
     Sentence,
+    /// A JSON document split on its structure.
+    Json,
 }
 
 impl Strategy {
@@ -156,6 +158,7 @@ impl Strategy {
             Strategy::Token => "token",
             Strategy::Markdown => "markdown",
             Strategy::Sentence => "sentence",
+            Strategy::Json => "json",
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The strategies: each turns a text into [`Raw`] chunks ([`Split`]).
 
 pub mod frontmatter;
+pub mod json;
 pub mod markdown;
 pub mod sentence;
 
@@ -16,6 +17,7 @@ pub fn split<L: LengthFunction<str>>(source: &str, options: &Options, length: &L
         Strategy::Token => Ok(token(source, options)),
         Strategy::Markdown => Ok(markdown::split(source, options, length)),
         Strategy::Sentence => Ok(sentence::split(source, options, length)),
+        Strategy::Json => json::split(source, options, length),
     }
 }
 
