@@ -26,6 +26,7 @@ __all__ = [
     "_char_class_bits",
     "_chunk_records",
     "_chunk_records_many",
+    "_html_text",
     "_panic_for_tests",
     "_relink_chunks",
     "_token_char_classes",
@@ -283,3 +284,4 @@ def _chunk_records_many(
 def _relink_chunks(
     chunks: list[Chunk], key: str, doc_id: str | None = None, encoding: str = "o200k_base"
 ) -> list[Chunk]: ...
+def _html_text(html: str) -> str: ...

@@ -31,9 +31,10 @@ __all__ = [
     "achunk_many",
     "chunk",
     "chunk_many",
+    "html_text",
 ]
 
-Strategy: TypeAlias = Literal["recursive", "token", "markdown", "sentence", "json"]
+Strategy: TypeAlias = Literal["recursive", "token", "markdown", "sentence", "json", "html"]
 """The strategies (``docs/strategies.md``)."""
 
 STRATEGIES: tuple[str, ...] = tuple(_core.CHUNK_STRATEGIES)
@@ -173,6 +174,14 @@ async def achunk_many(
     """:func:`chunk_many` from a worker thread (``asyncio.to_thread``): the
     event loop keeps running while Rust splits without the GIL."""
     return await asyncio.to_thread(chunk_many, texts, strategy, **options)
+
+
+def html_text(html: str) -> str:
+    """The text of an HTML document that the ``html`` strategy's chunks are
+    slices of: ``html_text(source)[c.start:c.end] == c.text``. It is the
+    texts of langchain's ``HTMLHeaderTextSplitter`` documents (``h1`` to
+    ``h6``) joined with a blank line."""
+    return _core._html_text(html)
 
 
 def _chunk_from_dict(fields: dict[str, Any]) -> Chunk:

@@ -11,7 +11,7 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use crate::batch;
 use super::text::{PyText, UnreadText};
 use crate::chunking::recursive::{CharLength, LengthFunction};
-use crate::records::{self, ContextHeaders, Options, Record, Strategy, UnitName, Value};
+use crate::records::{self, Chunked, ContextHeaders, Options, Strategy, UnitName, Value};
 use crate::text::Surrogates;
 use crate::tokens::{Encoding, TokenLength};
 
@@ -338,6 +338,7 @@ fn strategy_arg(name: &str, separators: Option<Vec<String>>) -> PyResult<Strateg
         "markdown" => Ok(Strategy::Markdown),
         "sentence" => Ok(Strategy::Sentence),
         "json" => Ok(Strategy::Json),
+        "html" => Ok(Strategy::Html),
         other => Err(PyValueError::new_err(format!(
             "unknown strategy {other:?}; choose one of {}",
             STRATEGIES.join(", ")
@@ -346,7 +347,7 @@ fn strategy_arg(name: &str, separators: Option<Vec<String>>) -> PyResult<Strateg
 }
 
 /// The strategies `strategy_arg` knows.
-const STRATEGIES: [&str; 5] = ["recursive", "token", "markdown", "sentence", "json"];
+const STRATEGIES: [&str; 6] = ["recursive", "token", "markdown", "sentence", "json", "html"];
 
 fn encoding_arg(name: &str) -> PyResult<Encoding> {
     Ok(name.parse()?)
@@ -412,7 +413,7 @@ fn options_arg(
 }
 
 /// Chunks one text in Rust (no GIL needed) with a built-in unit.
-fn chunk_builtin(text: &PyText, options: &Options) -> crate::error::Result<Vec<Record>> {
+fn chunk_builtin(text: &PyText, options: &Options) -> crate::error::Result<Chunked> {
     let tokens = TokenLength::new(options.encoding.tokenizer(), text.surrogates());
     match options.unit {
         UnitName::Tokens => records::chunk(text.as_str(), options, &tokens, &tokens),
@@ -448,16 +449,28 @@ fn value_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny
 fn to_chunks<'py>(
     py: Python<'py>,
     text: &PyText,
-    records: Vec<Record>,
+    chunked: Chunked,
 ) -> PyResult<Bound<'py, PyList>> {
-    let source = text.as_str();
-    let slices = text.slices(
-        py,
-        records
+    let Chunked {
+        records,
+        text: derived,
+    } = chunked;
+    let source = derived.as_deref().unwrap_or(text.as_str());
+    let slices = match derived {
+        // Slices of the source's own object.
+        None => text.slices(
+            py,
+            records
+                .iter()
+                .filter(|r| r.text.is_none())
+                .map(|r| r.range.clone()),
+        )?,
+        Some(_) => records
             .iter()
             .filter(|r| r.text.is_none())
-            .map(|r| r.range.clone()),
-    )?;
+            .map(|r| text.to_py(py, &source[r.range.clone()]))
+            .collect::<PyResult<_>>()?,
+    };
     let mut slices = slices.into_iter();
     let ids: Vec<Py<PyString>> = records
         .iter()
@@ -631,10 +644,10 @@ fn _chunk_records_many<'py>(
         let mut options = options.clone();
         options.doc_id = doc_ids[i].clone();
         let text = text.read(Surrogates::Map)?;
-        let records = chunk_builtin(&text, &options)?;
-        Ok::<_, crate::error::Error>((text, records))
+        let chunked = chunk_builtin(&text, &options)?;
+        Ok::<_, crate::error::Error>((text, chunked))
     };
-    let finish = |group: Vec<crate::error::Result<(PyText, Vec<Record>)>>| {
+    let finish = |group: Vec<crate::error::Result<(PyText, Chunked)>>| {
         Python::attach(|py| {
             group
                 .into_iter()
@@ -696,10 +709,18 @@ fn _relink_chunks<'py>(
     PyList::new(py, objects)
 }
 
+/// The text the `html` strategy's chunks are slices of.
+#[pyfunction]
+fn _html_text<'py>(py: Python<'py>, html: PyText) -> PyResult<Bound<'py, PyString>> {
+    let (text, _) = py.detach(|| records::strategies::html::document(html.as_str()))?;
+    html.to_py(py, &text)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyChunk>()?;
     m.add("CHUNK_STRATEGIES", PyTuple::new(m.py(), STRATEGIES)?)?;
     m.add_function(wrap_pyfunction!(_chunk_records, m)?)?;
     m.add_function(wrap_pyfunction!(_chunk_records_many, m)?)?;
+    m.add_function(wrap_pyfunction!(_html_text, m)?)?;
     m.add_function(wrap_pyfunction!(_relink_chunks, m)?)
 }

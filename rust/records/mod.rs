@@ -149,6 +149,8 @@ pub enum Strategy {
     Sentence,
     /// A JSON document split on its structure.
     Json,
+    /// Header-aware HTML, on the HTML's text.
+    Html,
 }
 
 impl Strategy {
@@ -159,6 +161,7 @@ impl Strategy {
             Strategy::Markdown => "markdown",
             Strategy::Sentence => "sentence",
             Strategy::Json => "json",
+            Strategy::Html => "html",
         }
     }
 }
@@ -256,16 +259,37 @@ impl Record {
     }
 }
 
+/// The chunks of a text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Chunked {
+    pub records: Vec<Record>,
+    /// The text the records' ranges are in when it is not the source (the
+    /// `html` strategy's HTML text).
+    pub text: Option<String>,
+}
+
 /// Splits `source` with the options' strategy and finishes the chunks.
 /// `length` measures in the options' unit; `tokens` counts `token_count`.
-pub fn chunk<L, T>(source: &str, options: &Options, length: &L, tokens: &T) -> Result<Vec<Record>>
+pub fn chunk<L, T>(source: &str, options: &Options, length: &L, tokens: &T) -> Result<Chunked>
 where
     L: LengthFunction<str>,
     T: LengthFunction<str>,
 {
     options.validate()?;
+    if options.strategy == Strategy::Html {
+        let (text, units) = strategies::html::document(source)?;
+        let split = strategies::html::split(&text, units, options, length);
+        let records = finish(&text, split, options, length, tokens);
+        return Ok(Chunked {
+            records,
+            text: Some(text),
+        });
+    }
     let split = strategies::split(source, options, length)?;
-    Ok(finish(source, split, options, length, tokens))
+    Ok(Chunked {
+        records: finish(source, split, options, length, tokens),
+        text: None,
+    })
 }
 
 /// The shared post-processing (see the module's description).

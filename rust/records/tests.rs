@@ -27,7 +27,9 @@ fn recursive() -> Strategy {
 #[test]
 fn records_are_spans_with_code_point_offsets_and_lines() {
     let source = "é line one\nline two\n\nthird 😀 paragraph here";
-    let records = chunk(source, &options(recursive(), 12, 0), &CharLength, &tokens()).unwrap();
+    let records = chunk(source, &options(recursive(), 12, 0), &CharLength, &tokens())
+        .unwrap()
+        .records;
     let chars: Vec<char> = source.chars().collect();
     for r in &records {
         let text: String = chars[r.start..r.end].iter().collect();
@@ -179,7 +181,7 @@ fn token_windows_cover_the_text() {
     let mut o = options(Strategy::Token, 16, 4);
     o.unit = UnitName::Tokens;
     let t = tokens();
-    let records = chunk(&source, &o, &t, &t).unwrap();
+    let records = chunk(&source, &o, &t, &t).unwrap().records;
     let ids = Encoding::O200kBase.tokenizer().encode(&source);
     assert_eq!(records.len(), (ids.len() - 16).div_ceil(12) + 1);
     assert_eq!(records.last().unwrap().range.end, source.len());

@@ -1,6 +1,7 @@
 //! The strategies: each turns a text into [`Raw`] chunks ([`Split`]).
 
 pub mod frontmatter;
+pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod sentence;
@@ -18,6 +19,10 @@ pub fn split<L: LengthFunction<str>>(source: &str, options: &Options, length: &L
         Strategy::Markdown => Ok(markdown::split(source, options, length)),
         Strategy::Sentence => Ok(sentence::split(source, options, length)),
         Strategy::Json => json::split(source, options, length),
+        // Its chunks are not of the source: see `records::chunk`.
+        Strategy::Html => Err(crate::error::Error::InvalidArgument(
+            "the 'html' strategy splits the HTML's text: use records::chunk".to_string(),
+        )),
     }
 }
 
