@@ -230,10 +230,11 @@ class Chunk:
         prev_id: str | None = None,
         next_id: str | None = None,
         headings: Iterable[str] | None = None,
-        token_count: int = 0,
+        token_count: int | None = None,
         char_count: int | None = None,
         metadata: dict[str, Any] | None = None,
         embed_text: str | None = None,
+        encoding: str = "o200k_base",
     ) -> Chunk: ...
     def replace(
         self,

@@ -2,7 +2,7 @@
 //! `_chunk_records_many` (all cores, GIL released) and `_relink_chunks`
 //! (ids and links again after the caller's post-processors).
 
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -16,22 +16,45 @@ use crate::text::Surrogates;
 use crate::tokens::{Encoding, TokenLength};
 
 /// One chunk of a document (see `fastnotebook.chunkers`).
-#[pyclass(frozen, get_all, module = "fastnotebook._core", name = "Chunk")]
+#[pyclass(frozen, module = "fastnotebook._core", name = "Chunk")]
 pub struct PyChunk {
+    #[pyo3(get)]
     text: Py<PyString>,
+    #[pyo3(get)]
     start: usize,
+    #[pyo3(get)]
     end: usize,
+    #[pyo3(get)]
     start_line: usize,
+    #[pyo3(get)]
     end_line: usize,
+    #[pyo3(get)]
     index: usize,
+    #[pyo3(get)]
     id: Py<PyString>,
+    #[pyo3(get)]
     prev_id: Option<Py<PyString>>,
+    #[pyo3(get)]
     next_id: Option<Py<PyString>>,
+    #[pyo3(get)]
     headings: Py<PyTuple>,
-    token_count: usize,
+    /// Counted in Rust on first use (unless the unit was tokens), then kept.
+    tokens: OnceLock<usize>,
+    encoding: Encoding,
+    #[pyo3(get)]
     char_count: usize,
+    #[pyo3(get)]
     metadata: Py<PyDict>,
+    #[pyo3(get)]
     embed_text: Py<PyString>,
+}
+
+fn known(count: Option<usize>) -> OnceLock<usize> {
+    let cell = OnceLock::new();
+    if let Some(n) = count {
+        let _ = cell.set(n);
+    }
+    cell
 }
 
 const FIELDS: [&str; 14] = [
@@ -64,7 +87,7 @@ impl PyChunk {
             "prev_id" => self.prev_id.clone_ref_opt(py).into_pyobject(py)?.into_any(),
             "next_id" => self.next_id.clone_ref_opt(py).into_pyobject(py)?.into_any(),
             "headings" => self.headings.bind(py).clone().into_any(),
-            "token_count" => self.token_count.into_pyobject(py)?.into_any(),
+            "token_count" => self.token_count(py)?.into_pyobject(py)?.into_any(),
             "char_count" => self.char_count.into_pyobject(py)?.into_any(),
             "metadata" => self.metadata.bind(py).clone().into_any(),
             "embed_text" => self.embed_text.bind(py).clone().into_any(),
@@ -105,8 +128,8 @@ impl PyChunk {
     #[new]
     #[pyo3(signature = (
         text, start, end, *, start_line = 1, end_line = 1, index = 0, id = None,
-        prev_id = None, next_id = None, headings = None, token_count = 0,
-        char_count = None, metadata = None, embed_text = None
+        prev_id = None, next_id = None, headings = None, token_count = None,
+        char_count = None, metadata = None, embed_text = None, encoding = "o200k_base"
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -121,11 +144,13 @@ impl PyChunk {
         prev_id: Option<Bound<'_, PyString>>,
         next_id: Option<Bound<'_, PyString>>,
         headings: Option<Bound<'_, PyAny>>,
-        token_count: usize,
+        token_count: Option<usize>,
         char_count: Option<usize>,
         metadata: Option<Bound<'_, PyDict>>,
         embed_text: Option<Bound<'_, PyString>>,
+        encoding: &str,
     ) -> PyResult<Self> {
+        let encoding = encoding_arg(encoding)?;
         let headings = match headings {
             None => PyTuple::empty(py).unbind(),
             Some(h) => headings_tuple(&h)?,
@@ -146,7 +171,8 @@ impl PyChunk {
             prev_id: prev_id.map(Bound::unbind),
             next_id: next_id.map(Bound::unbind),
             headings,
-            token_count,
+            tokens: known(token_count),
+            encoding,
             char_count,
             metadata: metadata.map_or_else(|| PyDict::new(py).unbind(), Bound::unbind),
         })
@@ -173,7 +199,7 @@ impl PyChunk {
                 "prev_id" => out.prev_id = opt_string(Some(&value), "prev_id")?,
                 "next_id" => out.next_id = opt_string(Some(&value), "next_id")?,
                 "headings" => out.headings = headings_tuple(&value)?,
-                "token_count" => out.token_count = value.extract()?,
+                "token_count" => out.tokens = known(Some(value.extract()?)),
                 "char_count" => out.char_count = value.extract()?,
                 "metadata" => out.metadata = value.cast::<PyDict>()?.clone().unbind(),
                 "embed_text" => out.embed_text = value.cast::<PyString>()?.clone().unbind(),
@@ -186,6 +212,9 @@ impl PyChunk {
             }
         }
         if changes.contains("text")? {
+            if !changes.contains("token_count")? {
+                out.tokens = OnceLock::new();
+            }
             let new_text = out.text.bind(py);
             if !changes.contains("char_count")? {
                 out.char_count = new_text.len()?;
@@ -203,6 +232,18 @@ impl PyChunk {
             }
         }
         Ok(out)
+    }
+
+    /// Tokens of `text` in the chunk's encoding (counted on first use).
+    #[getter]
+    fn token_count(&self, py: Python<'_>) -> PyResult<usize> {
+        if let Some(&n) = self.tokens.get() {
+            return Ok(n);
+        }
+        let text: PyText = self.text.bind(py).extract()?;
+        let n =
+            TokenLength::new(self.encoding.tokenizer(), text.surrogates()).length(text.as_str());
+        Ok(*self.tokens.get_or_init(|| n))
     }
 
     /// The fields as a dict (`headings` a list, `metadata` a copy).
@@ -272,7 +313,8 @@ impl PyChunk {
             prev_id: self.prev_id.clone_ref_opt(py),
             next_id: self.next_id.clone_ref_opt(py),
             headings: self.headings.clone_ref(py),
-            token_count: self.token_count,
+            tokens: self.tokens.clone(),
+            encoding: self.encoding,
             char_count: self.char_count,
             metadata: self.metadata.clone_ref(py),
             embed_text: self.embed_text.clone_ref(py),
@@ -416,8 +458,9 @@ fn options_arg(
 fn chunk_builtin(text: &PyText, options: &Options) -> crate::error::Result<Chunked> {
     let tokens = TokenLength::new(options.encoding.tokenizer(), text.surrogates());
     match options.unit {
-        UnitName::Tokens => records::chunk(text.as_str(), options, &tokens, &tokens),
-        _ => records::chunk(text.as_str(), options, &CharLength, &tokens),
+        // Counted while splitting anyway: the counts come almost free.
+        UnitName::Tokens => records::chunk(text.as_str(), options, &tokens, Some(&tokens)),
+        _ => records::chunk(text.as_str(), options, &CharLength, None::<&TokenLength>),
     }
 }
 
@@ -450,6 +493,7 @@ fn to_chunks<'py>(
     py: Python<'py>,
     text: &PyText,
     chunked: Chunked,
+    encoding: Encoding,
 ) -> PyResult<Bound<'py, PyList>> {
     let Chunked {
         records,
@@ -515,7 +559,8 @@ fn to_chunks<'py>(
             prev_id: i.checked_sub(1).map(|p| ids[p].clone_ref(py)),
             next_id: ids.get(i + 1).map(|n| n.clone_ref(py)),
             headings,
-            token_count: r.token_count,
+            tokens: known(r.token_count),
+            encoding,
             char_count: r.char_count,
             metadata: metadata.unbind(),
             embed_text: embed_text.unbind(),
@@ -570,8 +615,7 @@ fn _chunk_records<'py>(
                 function,
                 error: Mutex::new(None),
             };
-            let tokens = TokenLength::new(options.encoding.tokenizer(), text.surrogates());
-            let records = records::chunk(text.as_str(), &options, &length, &tokens)?;
+            let records = records::chunk(text.as_str(), &options, &length, None::<&TokenLength>)?;
             if let Some(e) = length.error.lock().ok().and_then(|mut e| e.take()) {
                 return Err(e);
             }
@@ -584,7 +628,10 @@ fn _chunk_records<'py>(
         }
         None => py.detach(|| chunk_builtin(&text, &options))?,
     };
-    Ok((to_chunks(py, &text, records)?, options.id_key()))
+    Ok((
+        to_chunks(py, &text, records, options.encoding)?,
+        options.id_key(),
+    ))
 }
 
 /// Code units of the texts a batch thread takes at a time.
@@ -640,6 +687,7 @@ fn _chunk_records_many<'py>(
         None => vec![None; n],
     };
     let key = options.id_key();
+    let encoding = options.encoding;
     let each = move |i: usize, text: UnreadText| {
         let mut options = options.clone();
         options.doc_id = doc_ids[i].clone();
@@ -653,7 +701,7 @@ fn _chunk_records_many<'py>(
                 .into_iter()
                 .map(|made| {
                     let (text, records) = made?;
-                    Ok(to_chunks(py, &text, records)?.unbind())
+                    Ok(to_chunks(py, &text, records, encoding)?.unbind())
                 })
                 .collect::<Vec<PyResult<Py<PyList>>>>()
         })
@@ -690,8 +738,9 @@ fn _relink_chunks<'py>(
         let text: PyText = copy.text.bind(py).extract()?;
         copy.index = i;
         copy.char_count = copy.text.bind(py).len()?;
-        copy.token_count =
-            TokenLength::new(encoding.tokenizer(), text.surrogates()).length(text.as_str());
+        // Counted again on first use.
+        copy.tokens = OnceLock::new();
+        copy.encoding = encoding;
         let id = records::chunk_id(doc_id, key, copy.start, copy.end, text.as_str());
         copy.id = PyString::new(py, &id).unbind();
         made.push(copy);

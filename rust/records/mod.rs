@@ -244,7 +244,9 @@ pub struct Record {
     /// `None`: `source[range]`.
     pub text: Option<String>,
     pub char_count: usize,
-    pub token_count: usize,
+    /// Tokens of the text in the options' encoding, when counted (see
+    /// [`chunk`]).
+    pub token_count: Option<usize>,
     pub id: String,
     /// The context header (empty: `embed_text` is the text).
     pub header: String,
@@ -269,8 +271,15 @@ pub struct Chunked {
 }
 
 /// Splits `source` with the options' strategy and finishes the chunks.
-/// `length` measures in the options' unit; `tokens` counts `token_count`.
-pub fn chunk<L, T>(source: &str, options: &Options, length: &L, tokens: &T) -> Result<Chunked>
+/// `length` measures in the options' unit; `tokens`, when given, counts
+/// each chunk's `token_count` (left `None` otherwise, for the caller to count
+/// when asked).
+pub fn chunk<L, T>(
+    source: &str,
+    options: &Options,
+    length: &L,
+    tokens: Option<&T>,
+) -> Result<Chunked>
 where
     L: LengthFunction<str>,
     T: LengthFunction<str>,
@@ -298,7 +307,7 @@ pub fn finish<L, T>(
     split: Split,
     options: &Options,
     length: &L,
-    tokens: &T,
+    tokens: Option<&T>,
 ) -> Vec<Record>
 where
     L: LengthFunction<str>,
@@ -603,7 +612,7 @@ fn records<T: LengthFunction<str>>(
     source: &str,
     chunks: Vec<Raw>,
     options: &Options,
-    tokens: &T,
+    tokens: Option<&T>,
 ) -> Vec<Record> {
     let key = options.id_key();
     let mut starts = Cursor::new(source);
@@ -624,7 +633,7 @@ fn records<T: LengthFunction<str>>(
                 None => &source[c.range.clone()],
             };
             let char_count = crate::unicode::char_len(text);
-            let token_count = tokens.length(text);
+            let token_count = tokens.map(|t| t.length(text));
             let id = chunk_id(options.doc_id.as_deref(), &key, start, end, text);
             let header = options.context_headers.header(&c.headings);
             Record {

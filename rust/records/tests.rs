@@ -27,9 +27,14 @@ fn recursive() -> Strategy {
 #[test]
 fn records_are_spans_with_code_point_offsets_and_lines() {
     let source = "é line one\nline two\n\nthird 😀 paragraph here";
-    let records = chunk(source, &options(recursive(), 12, 0), &CharLength, &tokens())
-        .unwrap()
-        .records;
+    let records = chunk(
+        source,
+        &options(recursive(), 12, 0),
+        &CharLength,
+        Some(&tokens()),
+    )
+    .unwrap()
+    .records;
     let chars: Vec<char> = source.chars().collect();
     for r in &records {
         let text: String = chars[r.start..r.end].iter().collect();
@@ -54,7 +59,7 @@ fn punctuation_only_chunks_fold_into_a_neighbour() {
         split,
         &options(recursive(), 20, 0),
         &CharLength,
-        &tokens(),
+        Some(&tokens()),
     );
     let texts: Vec<&str> = records.iter().map(|r| r.text(source)).collect();
     assert_eq!(texts, ["alpha ---", "omega"]);
@@ -72,7 +77,7 @@ fn punctuation_only_chunks_without_room_are_dropped_or_go_forward() {
         split,
         &options(recursive(), 9, 0),
         &CharLength,
-        &tokens(),
+        Some(&tokens()),
     );
     let texts: Vec<&str> = records.iter().map(|r| r.text(source)).collect();
     assert_eq!(texts, ["alpha ---", "omega"]);
@@ -85,7 +90,7 @@ fn punctuation_only_chunks_without_room_are_dropped_or_go_forward() {
         split,
         &options(recursive(), 5, 0),
         &CharLength,
-        &tokens(),
+        Some(&tokens()),
     );
     let texts: Vec<&str> = records.iter().map(|r| r.text(source)).collect();
     assert_eq!(texts, ["alpha", "omega"]);
@@ -103,7 +108,7 @@ fn overlap_starts_at_a_word_within_the_budget() {
         split,
         &options(recursive(), 20, 7),
         &CharLength,
-        &tokens(),
+        Some(&tokens()),
     );
     // "three " is 6 characters; "two three " would be 10.
     assert_eq!(records[1].text(source), "three four five six");
@@ -122,7 +127,7 @@ fn overlap_never_starts_inside_a_whole_block() {
         split,
         &options(recursive(), 30, 8),
         &CharLength,
-        &tokens(),
+        Some(&tokens()),
     );
     assert_eq!(records[1].text(source), "bbb");
 }
@@ -139,7 +144,7 @@ fn chunks_above_the_hard_maximum_are_split() {
         split,
         &options(recursive(), 23, 0),
         &CharLength,
-        &tokens(),
+        Some(&tokens()),
     );
     assert!(records.len() > 5);
     assert!(records.iter().all(|r| r.char_count <= 23));
@@ -181,7 +186,7 @@ fn token_windows_cover_the_text() {
     let mut o = options(Strategy::Token, 16, 4);
     o.unit = UnitName::Tokens;
     let t = tokens();
-    let records = chunk(&source, &o, &t, &t).unwrap().records;
+    let records = chunk(&source, &o, &t, Some(&t)).unwrap().records;
     let ids = Encoding::O200kBase.tokenizer().encode(&source);
     assert_eq!(records.len(), (ids.len() - 16).div_ceil(12) + 1);
     assert_eq!(records.last().unwrap().range.end, source.len());

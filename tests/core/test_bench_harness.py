@@ -132,6 +132,17 @@ def test_run_covers_every_section(tmp_path: Path) -> None:
     saved = json.loads((tmp_path / "out" / "bench.json").read_text())
     assert saved["environment"]["packages"]["fastnotebook"]
     assert "Chunking" in report.markdown(result)
+    # Every chunk-record case, ours single and batch beside its peers.
+    cases = {r.case for r in result.records}
+    assert len(cases) == 9
+    for case in cases:
+        rows = [r for r in result.records if r.case == case]
+        ours = [r for r in rows if r.method.startswith("fastnotebook")]
+        assert len(ours) == 2 and len(rows) > 2
+        assert all(r.mbs > 0 and r.chunks > 0 for r in rows)
+        assert ours[0].chunks == ours[1].chunks
+        assert all(r.ratio_to_fastest_peer for r in ours)
+    assert "Chunk records" in report.markdown(result)
     plots = report.plot(result, tmp_path / "out")
     assert all(p.stat().st_size > 1000 for p in plots)
 

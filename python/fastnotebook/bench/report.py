@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from fastnotebook.bench.corpus import KINDS
+from fastnotebook.bench.records import RecordResult
 from fastnotebook.bench.runner import ChunkingResult, PoolingResult, Report, TokenResult
 
 
@@ -116,11 +117,42 @@ def pooling_rows(results: Sequence[PoolingResult]) -> list[list[str]]:
     ]
 
 
+RECORDS_HEADER = [
+    "case",
+    "method",
+    "docs",
+    "MB",
+    "MB/s median (min-max)",
+    "chunks",
+    "vs fastest peer",
+]
+
+
+def record_rows(results: Sequence[RecordResult]) -> list[list[str]]:
+    return [
+        [
+            r.case,
+            r.method,
+            str(r.documents),
+            f"{r.megabytes:.1f}",
+            f"{r.mbs:.1f} ({r.spread})",
+            str(r.chunks),
+            _fmt(r.ratio_to_fastest_peer, ".1f", "x"),
+        ]
+        for r in results
+    ]
+
+
 def sections(report: Report) -> list[tuple[str, list[str], list[list[str]]]]:
     found = [
         ("Chunking", CHUNKING_HEADER, chunking_rows(report.chunking)),
         ("Token counting", TOKEN_HEADER, token_rows(report.tokens)),
         ("Mean pooling", POOLING_HEADER, pooling_rows(report.pooling)),
+        (
+            "Chunk records (fastnotebook.chunk against the closest peer)",
+            RECORDS_HEADER,
+            record_rows(report.records),
+        ),
     ]
     if report.langchain:
         from fastnotebook.bench.langchain import LANGCHAIN_HEADER, langchain_rows

@@ -28,6 +28,7 @@ from typing import Any
 from fastnotebook.bench import metrics
 from fastnotebook.bench.corpus import KINDS, Corpus, Document
 from fastnotebook.bench.methods import ENCODING, Method, chunking_methods
+from fastnotebook.bench.records import RecordResult, bench_records
 
 TINY_TOKENS = 5
 PACKAGES = (
@@ -457,6 +458,8 @@ class Report:
     # fastnotebook.langchain against langchain-text-splitters (``--langchain``):
     # fastnotebook.bench.langchain.LangchainResult rows.
     langchain: list[Any] = field(default_factory=list)
+    #: ``fastnotebook.chunk`` strategies against their closest peers.
+    records: list[RecordResult] = field(default_factory=list)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, default=str)
@@ -479,6 +482,8 @@ def run(
     chunking = bench_chunking(corpus, repeats, available)
     if memory:
         measure_memory(chunking, corpus, out_dir)
+    records, missing_records = bench_records(corpus, repeats)
+    missing.update(missing_records)
     report = Report(
         corpus=corpus.name,
         environment=environment(),
@@ -486,6 +491,7 @@ def run(
         chunking=chunking,
         tokens=bench_tokens(corpus, repeats),
         pooling=bench_pooling(repeats, documents=pooling_documents),
+        records=records,
     )
     (out_dir / "bench.json").write_text(report.to_json(), encoding="utf-8")
     return report
