@@ -58,6 +58,9 @@ pub struct Raw {
     /// The chunk's text when it is not `source[range]` (JSON members
     /// wrapped in their container's brackets).
     pub text: Option<String>,
+    /// A range's exact length in the unit, once measured (its count of
+    /// tokens is then known when the unit is tokens).
+    pub measured: Option<(Range<usize>, usize)>,
 }
 
 impl Raw {
@@ -413,8 +416,14 @@ fn enforce_max<L: LengthFunction<str>>(
     length: &L,
 ) -> Vec<Raw> {
     let mut out = Vec::with_capacity(chunks.len());
-    for c in chunks {
-        if c.text.is_some() || !length.exceeds(&source[c.range.clone()], max_size) {
+    for mut c in chunks {
+        if c.text.is_some() {
+            out.push(c);
+            continue;
+        }
+        let n = length.length_up_to(&source[c.range.clone()], max_size);
+        if n <= max_size {
+            c.measured = Some((c.range.clone(), n));
             out.push(c);
             continue;
         }
@@ -425,6 +434,7 @@ fn enforce_max<L: LengthFunction<str>>(
                 headings: c.headings.clone(),
                 metadata: c.metadata.clone(),
                 text: None,
+                measured: None,
             });
         }
     }
@@ -571,20 +581,31 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// A stable 64-bit hash (FNV-1a with a final mix): ids must not change
-/// between runs or versions of Rust.
+/// A stable 64-bit hash (8 bytes at a time, multiply-xorshift mixing,
+/// splitmix64's finalizer): ids must not change between runs, machines or
+/// versions of Rust, so no `std` hasher.
 pub fn stable_hash(parts: &[&[u8]]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut h: u64 = 0x243f_6a88_85a3_08d3;
+    let word = |h: &mut u64, w: u64| {
+        *h = (*h ^ w).wrapping_mul(K);
+        *h ^= *h >> 29;
+    };
     for part in parts {
-        for &b in *part {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        word(&mut h, part.len() as u64);
+        let mut words = part.chunks_exact(8);
+        for w in &mut words {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(w);
+            word(&mut h, u64::from_le_bytes(b));
         }
-        // A separator byte no UTF-8 text holds.
-        h ^= 0xff;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut b = [0u8; 8];
+            b[..rest.len()].copy_from_slice(rest);
+            word(&mut h, u64::from_le_bytes(b));
+        }
     }
-    // splitmix64's finalizer.
     h ^= h >> 30;
     h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
     h ^= h >> 27;
@@ -633,7 +654,13 @@ fn records<T: LengthFunction<str>>(
                 None => &source[c.range.clone()],
             };
             let char_count = crate::unicode::char_len(text);
-            let token_count = tokens.map(|t| t.length(text));
+            let token_count = match &c.measured {
+                // The unit is tokens of the same encoding: counted already.
+                Some((range, n)) if options.unit == UnitName::Tokens && *range == c.range => {
+                    Some(*n)
+                }
+                _ => tokens.map(|t| t.length(text)),
+            };
             let id = chunk_id(options.doc_id.as_deref(), &key, start, end, text);
             let header = options.context_headers.header(&c.headings);
             Record {

@@ -157,8 +157,16 @@ fn ids_are_stable_and_depend_on_the_options() {
     assert_ne!(a, chunk_id(Some("d"), "k2", 0, 3, "abc"));
     assert_ne!(a, chunk_id(Some("d"), "k", 1, 4, "abc"));
     assert_eq!(chunk_id(None, "k", 0, 3, "abc").len(), 16);
-    // The value itself is part of the contract: it must not change.
-    assert_eq!(stable_hash(&[b"abc"]), stable_hash(&[b"abc"]));
+    // The values are part of the contract: they must not change.
+    assert_eq!(stable_hash(&[b"abc"]), 0x4d8c_5b67_a7ea_fab6);
+    assert_eq!(
+        chunk_id(Some("d"), "k", 0, 3, "abc"),
+        format!(
+            "d:{:016x}",
+            stable_hash(&[b"d", b"k", &0u64.to_le_bytes(), &3u64.to_le_bytes(), b"abc"])
+        )
+    );
+    assert_ne!(stable_hash(&[b"ab", b"c"]), stable_hash(&[b"a", b"bc"]));
 }
 
 #[test]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from fastnotebook import Chunk
+from fastnotebook.token_utils import token_count
 
 
 def check_records(
@@ -31,6 +32,7 @@ def check_records(
         assert c.start_line == source.count("\n", 0, c.start) + 1
         assert c.end_line == source.count("\n", 0, max(c.start, c.end - 1)) + 1
         assert c.char_count == len(c.text)
+        assert c.token_count == token_count(c.text), (i, c)
         assert c.text.strip(), (i, c)
         assert any(ch.isalnum() for ch in c.text), (i, c)
         assert length(c.text) <= max_size, (i, length(c.text), c)

@@ -385,6 +385,7 @@ impl<L: LengthFunction<str>> Chunker<'_, L> {
             headings: Vec::new(),
             metadata: Self::meta(path, Some(members)),
             text: Some(text),
+            measured: None,
         });
     }
 
@@ -476,6 +477,7 @@ impl<L: LengthFunction<str>> Chunker<'_, L> {
                 headings: Vec::new(),
                 metadata,
                 text: Some(text),
+                measured: None,
             });
         }
     }

@@ -360,6 +360,19 @@ fn row_cells(s: &str) -> usize {
     inner.split('|').count()
 }
 
+/// Whether line `i` starts a GFM table (which may interrupt a paragraph):
+/// a row with `|` over a delimiter row of as many cells.
+fn table_start<'s>(ls: &[Line], i: usize, text: &impl Fn(&Line) -> &'s str) -> bool {
+    let (Some(head), Some(delim)) = (ls.get(i), ls.get(i + 1)) else {
+        return false;
+    };
+    let (head, delim) = (text(head), text(delim));
+    indent(head).0 < 4
+        && head.contains('|')
+        && delimiter_row(delim)
+        && row_cells(head) == row_cells(delim)
+}
+
 /// Reads the top-level blocks of `source[from..]`.
 fn blocks(source: &str, from: usize) -> Vec<Block> {
     let ls = lines(source, from);
@@ -444,12 +457,7 @@ fn blocks(source: &str, from: usize) -> Vec<Block> {
             i = j + 1;
             continue;
         }
-        if !in_paragraph
-            && s.contains('|')
-            && i + 1 < ls.len()
-            && delimiter_row(text(&ls[i + 1]))
-            && row_cells(s) == row_cells(text(&ls[i + 1]))
-        {
+        if table_start(&ls, i, &text) {
             let mut j = i + 1;
             while j + 1 < ls.len() {
                 let t = text(&ls[j + 1]);
@@ -502,6 +510,7 @@ fn blocks(source: &str, from: usize) -> Vec<Block> {
                 || container_start(t)
                 || thematic_break(t)
                 || html_start(t, true).is_some()
+                || table_start(&ls, j + 1, &text)
             {
                 break;
             }
@@ -623,11 +632,45 @@ struct Chunker<'a, L> {
     size: usize,
     max: usize,
     length: &'a L,
+    /// For a costly unit (tokens): `sums[i]` is the length of blocks `..i`
+    /// measured one by one, plus one per gap between them. Empty in
+    /// characters, which are counted exactly.
+    sums: Vec<usize>,
 }
 
 impl<L: LengthFunction<str>> Chunker<'_, L> {
+    /// Whether a range is within `limit`. In tokens, a range of whole blocks
+    /// is first estimated from the blocks' own lengths (counting a text
+    /// again and again as a pack grows would make packing quadratic): far
+    /// above the limit, it does not fit; well below (90%), it does; near
+    /// it, it is counted. The hard maximum is checked exactly afterwards
+    /// for every chunk ([`crate::records::finish`]).
     fn fits(&self, range: Range<usize>, limit: usize) -> bool {
+        if let Some(estimate) = self.estimate(&range) {
+            if estimate > limit + limit / 10 {
+                return false;
+            }
+            if estimate * 10 <= limit * 9 {
+                return true;
+            }
+        }
         !self.length.exceeds(&self.source[range], limit)
+    }
+
+    /// The estimated length of a range that starts and ends at blocks.
+    fn estimate(&self, range: &Range<usize>) -> Option<usize> {
+        if self.sums.is_empty() {
+            return None;
+        }
+        let a = self.blocks.partition_point(|b| b.range.start < range.start);
+        let b = self.blocks.partition_point(|b| b.range.end <= range.end);
+        if a >= b
+            || self.blocks[a].range.start != range.start
+            || self.blocks[b - 1].range.end != range.end
+        {
+            return None;
+        }
+        Some(self.sums[b] - self.sums[a] - 1)
     }
 
     fn section(&self, s: &Section, out: &mut Vec<Group>) {
@@ -833,12 +876,25 @@ pub fn split<L: LengthFunction<str>>(source: &str, options: &Options, length: &L
     let (body, document_metadata) = frontmatter::split_off(source);
     let blocks = blocks(source, body);
     let root = tree(&blocks);
+    let sums = if length.is_char_length() {
+        Vec::new()
+    } else {
+        let mut sums = Vec::with_capacity(blocks.len() + 1);
+        sums.push(0);
+        let mut total = 0;
+        for b in &blocks {
+            total += length.length_up_to(&source[b.range.clone()], options.max_size) + 1;
+            sums.push(total);
+        }
+        sums
+    };
     let chunker = Chunker {
         source,
         blocks: &blocks,
         size: options.chunk_size,
         max: options.max_size,
         length,
+        sums,
     };
     let mut groups = Vec::new();
     chunker.section(&root, &mut groups);
