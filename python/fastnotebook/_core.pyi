@@ -26,9 +26,11 @@ __all__ = [
     "_char_class_bits",
     "_chunk_records",
     "_chunk_records_many",
+    "_chunk_semantic",
     "_html_text",
     "_panic_for_tests",
     "_relink_chunks",
+    "_sentence_spans",
     "_token_char_classes",
     "chunk_text",
     "chunk_texts",
@@ -286,3 +288,18 @@ def _relink_chunks(
     chunks: list[Chunk], key: str, doc_id: str | None = None, encoding: str = "o200k_base"
 ) -> list[Chunk]: ...
 def _html_text(html: str) -> str: ...
+def _sentence_spans(text: str) -> list[tuple[int, int]]: ...
+def _chunk_semantic(
+    text: str,
+    embeddings: npt.NDArray[np.float32] | npt.NDArray[np.float64],
+    threshold_type: str = "percentile",
+    threshold: float | None = None,
+    merge_threshold: float | None = None,
+    chunk_size: int = 1000,
+    overlap: int = 0,
+    max_size: int | None = None,
+    unit: str | Callable[[str], int] | None = None,
+    encoding: str = "o200k_base",
+    context_headers: str | None = None,
+    doc_id: str | None = None,
+) -> tuple[list[Chunk], str]: ...

@@ -25,8 +25,10 @@ __all__ = [
     "STRATEGIES",
     "Chunk",
     "ContextHeaders",
+    "Embed",
     "PostProcessor",
     "Strategy",
+    "ThresholdType",
     "Unit",
     "achunk_many",
     "chunk",
@@ -34,10 +36,18 @@ __all__ = [
     "html_text",
 ]
 
-Strategy: TypeAlias = Literal["recursive", "token", "markdown", "sentence", "json", "html"]
+Strategy: TypeAlias = Literal[
+    "recursive", "token", "markdown", "sentence", "json", "html", "semantic", "semantic_double_pass"
+]
 """The strategies (``docs/strategies.md``)."""
 
-STRATEGIES: tuple[str, ...] = tuple(_core.CHUNK_STRATEGIES)
+SEMANTIC = ("semantic", "semantic_double_pass")
+STRATEGIES: tuple[str, ...] = (*_core.CHUNK_STRATEGIES, *SEMANTIC)
+
+Embed: TypeAlias = Callable[[list[str]], Any]
+"""An embedding function: texts in, an array-like of shape ``(len(texts), dim)`` out."""
+
+ThresholdType: TypeAlias = Literal["percentile", "std", "absolute"]
 
 Unit: TypeAlias = Literal["chars", "tokens"] | Callable[[str], int]
 """How sizes are measured: code points, tokens of ``encoding``, or any
@@ -95,6 +105,11 @@ def chunk(
     doc_id: str | None = None,
     post_processors: Iterable[PostProcessor] = (),
     separators: Sequence[str] | None = None,
+    embed: Embed | None = None,
+    threshold_type: ThresholdType = "percentile",
+    threshold: float | None = None,
+    window: int = 1,
+    merge_threshold: float | None = None,
 ) -> list[Chunk]:
     """Splits ``text`` into :class:`Chunk` records.
 
@@ -106,6 +121,28 @@ def chunk(
     ``next_id``, ``char_count`` and ``token_count`` are computed again.
     """
     _check_strategy(strategy)
+    if strategy in SEMANTIC:
+        chunks, key = _semantic(
+            text,
+            strategy,
+            embed,
+            threshold_type,
+            threshold,
+            window,
+            merge_threshold,
+            chunk_size=chunk_size,
+            unit=unit,
+            overlap=overlap,
+            max_size=max_size,
+            encoding=encoding,
+            context_headers=context_headers,
+            doc_id=doc_id,
+        )
+        return _post_process(chunks, post_processors, key, doc_id, encoding)
+    if embed is not None or merge_threshold is not None or threshold is not None:
+        raise ValueError(
+            "embed, threshold and merge_threshold are options of the semantic strategies"
+        )
     chunks, key = _core._chunk_records(
         text,
         strategy,
@@ -119,6 +156,48 @@ def chunk(
         None if separators is None else list(separators),
     )
     return _post_process(chunks, post_processors, key, doc_id, encoding)
+
+
+def _semantic(
+    text: str,
+    strategy: str,
+    embed: Embed | None,
+    threshold_type: str,
+    threshold: float | None,
+    window: int,
+    merge_threshold: float | None,
+    **options: Any,
+) -> tuple[list[Chunk], str]:
+    """The semantic strategies: sentence windows embedded by ``embed`` (the one
+    call to Python), similarities, breakpoints and chunks in Rust."""
+    import numpy as np
+
+    if embed is None:
+        raise ValueError(
+            f"the {strategy!r} strategy needs embed=, a callable list[str] -> array (n, dim)"
+        )
+    if window < 0:
+        raise ValueError(f"window must be >= 0, got {window}")
+    if strategy == "semantic" and merge_threshold is not None:
+        raise ValueError("merge_threshold is an option of 'semantic_double_pass'")
+    if strategy == "semantic_double_pass" and merge_threshold is None:
+        merge_threshold = 0.8
+    spans = _core._sentence_spans(text)
+    sentences = [text[a:b] for a, b in spans]
+    windows = [
+        " ".join(sentences[max(0, i - window) : i + window + 1]) for i in range(len(sentences))
+    ]
+    matrix = np.asarray(embed(windows) if windows else np.zeros((0, 1)))
+    if matrix.dtype not in (np.float32, np.float64):
+        matrix = matrix.astype(np.float64)
+    if matrix.ndim != 2 or matrix.shape[0] != len(windows):
+        raise ValueError(
+            f"embed returned an array of shape {matrix.shape} for {len(windows)} texts;"
+            " expected (texts, dim)"
+        )
+    return _core._chunk_semantic(
+        text, matrix, threshold_type, threshold, merge_threshold, **options
+    )
 
 
 def chunk_many(
@@ -144,6 +223,10 @@ def chunk_many(
     _check_strategy(strategy)
     if isinstance(texts, str):
         raise TypeError("chunk_many takes a sequence of texts; for one text use chunk()")
+    if strategy in SEMANTIC:
+        raise ValueError(
+            "the semantic strategies call a Python embedding function: use chunk() per text"
+        )
     ids = None if doc_ids is None else list(doc_ids)
     lists, key = _core._chunk_records_many(
         list(texts),

@@ -11,6 +11,9 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use crate::batch;
 use super::text::{PyText, UnreadText};
 use crate::chunking::recursive::{CharLength, LengthFunction};
+use numpy::PyReadonlyArray2;
+
+use crate::records::strategies::semantic::Threshold;
 use crate::records::{self, Chunked, ContextHeaders, Options, Strategy, UnitName, Value};
 use crate::text::Surrogates;
 use crate::tokens::{Encoding, TokenLength};
@@ -758,6 +761,140 @@ fn _relink_chunks<'py>(
     PyList::new(py, objects)
 }
 
+/// The sentences of a text (code-point offsets), as the `sentence` and
+/// semantic strategies cut it.
+#[pyfunction]
+fn _sentence_spans(py: Python<'_>, text: PyText) -> Vec<(usize, usize)> {
+    let source = text.as_str();
+    let spans = py.detach(|| records::strategies::sentence::sentences(source));
+    let mut starts = crate::text::CharOffsets::new(source);
+    let mut ends = crate::text::CharOffsets::new(source);
+    spans
+        .into_iter()
+        .map(|r| (starts.of(r.start), ends.of(r.end)))
+        .collect()
+}
+
+/// An embedding matrix, read where numpy keeps it.
+#[derive(FromPyObject)]
+enum Matrix<'py> {
+    F32(PyReadonlyArray2<'py, f32>),
+    F64(PyReadonlyArray2<'py, f64>),
+}
+
+fn threshold_arg(kind: &str, amount: Option<f64>) -> PyResult<Threshold> {
+    let finite = |x: f64| {
+        if x.is_finite() {
+            Ok(x)
+        } else {
+            Err(PyValueError::new_err(format!(
+                "threshold must be finite, got {x}"
+            )))
+        }
+    };
+    match kind {
+        "percentile" => {
+            let p = finite(amount.unwrap_or(95.0))?;
+            if !(0.0..=100.0).contains(&p) {
+                return Err(PyValueError::new_err(format!(
+                    "a percentile threshold is within 0-100, got {p}"
+                )));
+            }
+            Ok(Threshold::Percentile(p))
+        }
+        "std" => Ok(Threshold::StdDev(finite(amount.unwrap_or(3.0))?)),
+        "absolute" => Ok(Threshold::Absolute(finite(amount.unwrap_or(0.5))?)),
+        other => Err(PyValueError::new_err(format!(
+            "threshold_type must be 'percentile', 'std' or 'absolute', got {other:?}"
+        ))),
+    }
+}
+
+/// The chunks of the semantic strategies from the embeddings of the
+/// sentences of `_sentence_spans(text)`.
+#[pyfunction]
+#[pyo3(signature = (
+    text, embeddings, threshold_type = "percentile", threshold = None, merge_threshold = None,
+    chunk_size = 1000, overlap = 0, max_size = None, unit = None, encoding = "o200k_base",
+    context_headers = None, doc_id = None
+))]
+#[allow(clippy::too_many_arguments)]
+fn _chunk_semantic<'py>(
+    py: Python<'py>,
+    text: PyText,
+    embeddings: Matrix<'py>,
+    threshold_type: &str,
+    threshold: Option<f64>,
+    merge_threshold: Option<f64>,
+    chunk_size: i64,
+    overlap: i64,
+    max_size: Option<i64>,
+    unit: Option<Bound<'py, PyAny>>,
+    encoding: &str,
+    context_headers: Option<&str>,
+    doc_id: Option<String>,
+) -> PyResult<(Bound<'py, PyList>, String)> {
+    let unit = unit.unwrap_or_else(|| PyString::new(py, "chars").into_any());
+    let (mut options, function) = options_arg(
+        "recursive",
+        chunk_size,
+        overlap,
+        max_size,
+        &unit,
+        encoding,
+        context_headers,
+        doc_id,
+        None,
+    )?;
+    if function.is_some() {
+        return Err(PyValueError::new_err(
+            "the semantic strategies measure in 'chars' or 'tokens'",
+        ));
+    }
+    if let Some(t) = merge_threshold
+        && !t.is_finite()
+    {
+        return Err(PyValueError::new_err("merge_threshold must be finite"));
+    }
+    options.strategy = Strategy::Semantic {
+        threshold: threshold_arg(threshold_type, threshold)?,
+        merge_threshold,
+    };
+    let tokens = TokenLength::new(options.encoding.tokenizer(), text.surrogates());
+    let source = text.as_str();
+    fn run<E: Copy + Into<f64> + numpy::Element>(
+        source: &str,
+        matrix: &PyReadonlyArray2<'_, E>,
+        options: &Options,
+        tokens: &TokenLength,
+    ) -> PyResult<Chunked> {
+        let view = matrix.as_array();
+        let (rows, dim) = view.dim();
+        // Contiguous arrays are read in place; others are copied once.
+        let owned;
+        let data: &[E] = match view.as_slice() {
+            Some(d) => d,
+            None => {
+                owned = view.iter().copied().collect::<Vec<E>>();
+                &owned
+            }
+        };
+        let e = records::strategies::semantic::Embeddings { data, rows, dim };
+        Ok(match options.unit {
+            UnitName::Tokens => records::chunk_semantic(source, &e, options, tokens, Some(tokens))?,
+            _ => records::chunk_semantic(source, &e, options, &CharLength, None::<&TokenLength>)?,
+        })
+    }
+    let chunked = match &embeddings {
+        Matrix::F32(m) => run(source, m, &options, &tokens)?,
+        Matrix::F64(m) => run(source, m, &options, &tokens)?,
+    };
+    Ok((
+        to_chunks(py, &text, chunked, options.encoding)?,
+        options.id_key(),
+    ))
+}
+
 /// The text the `html` strategy's chunks are slices of.
 #[pyfunction]
 fn _html_text<'py>(py: Python<'py>, html: PyText) -> PyResult<Bound<'py, PyString>> {
@@ -771,5 +908,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_chunk_records, m)?)?;
     m.add_function(wrap_pyfunction!(_chunk_records_many, m)?)?;
     m.add_function(wrap_pyfunction!(_html_text, m)?)?;
+    m.add_function(wrap_pyfunction!(_sentence_spans, m)?)?;
+    m.add_function(wrap_pyfunction!(_chunk_semantic, m)?)?;
     m.add_function(wrap_pyfunction!(_relink_chunks, m)?)
 }

@@ -154,6 +154,12 @@ pub enum Strategy {
     Json,
     /// Header-aware HTML, on the HTML's text.
     Html,
+    /// Sentences grouped by the similarity of their embeddings (a second
+    /// pass merging close neighbours with `merge_threshold`).
+    Semantic {
+        threshold: strategies::semantic::Threshold,
+        merge_threshold: Option<f64>,
+    },
 }
 
 impl Strategy {
@@ -165,6 +171,11 @@ impl Strategy {
             Strategy::Sentence => "sentence",
             Strategy::Json => "json",
             Strategy::Html => "html",
+            Strategy::Semantic {
+                merge_threshold: None,
+                ..
+            } => "semantic",
+            Strategy::Semantic { .. } => "semantic_double_pass",
         }
     }
 }
@@ -298,6 +309,44 @@ where
         });
     }
     let split = strategies::split(source, options, length)?;
+    Ok(Chunked {
+        records: finish(source, split, options, length, tokens),
+        text: None,
+    })
+}
+
+/// [`chunk`] with the `Semantic` strategy, given the embeddings of the
+/// sentences of `source` ([`strategies::sentence::sentences`]).
+pub fn chunk_semantic<E, L, T>(
+    source: &str,
+    embeddings: &strategies::semantic::Embeddings<'_, E>,
+    options: &Options,
+    length: &L,
+    tokens: Option<&T>,
+) -> Result<Chunked>
+where
+    E: Copy + Into<f64>,
+    L: LengthFunction<str>,
+    T: LengthFunction<str>,
+{
+    options.validate()?;
+    let Strategy::Semantic {
+        threshold,
+        merge_threshold,
+    } = options.strategy
+    else {
+        return Err(Error::InvalidArgument(
+            "chunk_semantic needs the semantic strategy".to_string(),
+        ));
+    };
+    let split = strategies::semantic::split(
+        source,
+        embeddings,
+        threshold,
+        merge_threshold,
+        options,
+        length,
+    )?;
     Ok(Chunked {
         records: finish(source, split, options, length, tokens),
         text: None,

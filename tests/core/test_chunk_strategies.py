@@ -19,7 +19,16 @@ TEXT_STRATEGIES = ["recursive", "markdown", "sentence"]
 
 
 def test_every_strategy_is_listed() -> None:
-    assert set(STRATEGIES) == {"recursive", "token", "markdown", "sentence", "json", "html"}
+    assert set(STRATEGIES) == {
+        "recursive",
+        "token",
+        "markdown",
+        "sentence",
+        "json",
+        "html",
+        "semantic",
+        "semantic_double_pass",
+    }
 
 
 def corpus_for(strategy: str) -> list[str]:

@@ -4,6 +4,7 @@ pub mod frontmatter;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod semantic;
 pub mod sentence;
 
 use crate::chunking::recursive::{KeepSeparator, LengthFunction, Piece, RecursiveSplitter};
@@ -19,6 +20,11 @@ pub fn split<L: LengthFunction<str>>(source: &str, options: &Options, length: &L
         Strategy::Markdown => Ok(markdown::split(source, options, length)),
         Strategy::Sentence => Ok(sentence::split(source, options, length)),
         Strategy::Json => json::split(source, options, length),
+        Strategy::Semantic { .. } => Err(crate::error::Error::InvalidArgument(
+            "the semantic strategies need the sentences' embeddings: use \
+             records::chunk_semantic"
+                .to_string(),
+        )),
         // Its chunks are not of the source: see `records::chunk`.
         Strategy::Html => Err(crate::error::Error::InvalidArgument(
             "the 'html' strategy splits the HTML's text: use records::chunk".to_string(),
