@@ -134,8 +134,10 @@ def test_run_covers_every_section(tmp_path: Path) -> None:
     assert "Chunking" in report.markdown(result)
     # Every chunk-record case, ours single and batch beside its peers.
     cases = {r.case for r in result.records}
-    assert len(cases) == 9
-    for case in cases:
+    assert len(cases) == 10
+    semantic = [r for r in result.records if r.case.startswith("semantic")]
+    assert len(semantic) == 3 and all(r.embedding_share for r in semantic)
+    for case in cases - {semantic[0].case}:
         rows = [r for r in result.records if r.case == case]
         ours = [r for r in rows if r.method.startswith("fastnotebook")]
         assert len(ours) == 2 and len(rows) > 2

@@ -34,6 +34,9 @@ class RecordResult:
     chunks: int
     #: fastnotebook single-threaded over the fastest peer (ours only).
     ratio_to_fastest_peer: float | None = None
+    #: Semantic cases: the share of the time spent in the embedding function
+    #: (the MB/s and ratio are of the time outside it).
+    embedding_share: float | None = None
 
 
 @dataclass
@@ -304,6 +307,119 @@ def cases() -> list[Case]:
     return found
 
 
+EMBED_DIM = 64
+
+
+class _Embedder:
+    """The same deterministic embedding function for every method (hashed bag of
+    words), timing its own calls so that they can be left out."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def __call__(self, texts: list[str]) -> Any:
+        import time
+        import zlib
+
+        import numpy as np
+
+        start = time.perf_counter()
+        out = np.zeros((len(texts), EMBED_DIM), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for word in t.lower().split():
+                out[i, zlib.crc32(word.encode()) % EMBED_DIM] += 1.0
+        self.seconds += time.perf_counter() - start
+        return out
+
+
+def _chonkie_semantic(embedder: _Embedder, size: int) -> Callable[[str], list[Any]]:
+    import importlib
+
+    import chonkie
+    import numpy as np
+
+    def similarity(self: Any, u: Any, v: Any) -> Any:
+        n = float(np.linalg.norm(u) * np.linalg.norm(v))
+        return np.float32(u @ v / n if n else 0.0)
+
+    # Made with type(): the base class is only known when chonkie is installed.
+    base: Any = importlib.import_module("chonkie.embeddings").BaseEmbeddings
+    embeddings: Any = type(
+        "Embeddings",
+        (base,),
+        {
+            "embed": lambda self, text: embedder([text])[0],
+            "embed_batch": lambda self, texts: list(embedder(texts)),
+            "dimension": property(lambda self: EMBED_DIM),
+            "get_tokenizer": lambda self: "character",
+            "similarity": similarity,
+        },
+    )
+    chunker = chonkie.SemanticChunker(embedding_model=embeddings(), chunk_size=size, threshold=0.5)
+    return lambda text: list(chunker.chunk(text))
+
+
+def bench_semantic(corpus: Corpus, repeats: int) -> tuple[list[RecordResult], dict[str, str]]:
+    """``semantic`` and ``semantic_double_pass`` against chonkie's SemanticChunker
+    with the same embedding function: the time outside the embedding calls,
+    and the share of those calls."""
+    import time
+
+    from fastnotebook import chunk
+
+    texts = [d.text for d in corpus.by_kind("plain")]
+    if not texts:
+        return [], {}
+    size = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
+    calls: dict[str, tuple[_Embedder, Callable[[str], list[Any]]]] = {}
+    for strategy in ("semantic", "semantic_double_pass"):
+        e = _Embedder()
+        calls[f"fastnotebook chunk ({strategy})"] = (
+            e,
+            partial(chunk, strategy=strategy, chunk_size=1000, embed=e, threshold_type="absolute"),
+        )
+    missing: dict[str, str] = {}
+    if importlib.util.find_spec("chonkie") is None:
+        missing["chonkie SemanticChunker (semantic)"] = "not installed: chonkie"
+    else:
+        e = _Embedder()
+        calls["chonkie SemanticChunker"] = (e, _chonkie_semantic(e, 1000))
+    stats: dict[str, list[tuple[float, float]]] = {name: [] for name in calls}
+    counts = {name: sum(len(call(t)) for t in texts) for name, (_, call) in calls.items()}
+    for _ in range(repeats):
+        for name, (embedder, call) in calls.items():
+            embedder.seconds = 0.0
+            start = time.perf_counter()
+            for t in texts:
+                call(t)
+            total = time.perf_counter() - start
+            stats[name].append((total - embedder.seconds, embedder.seconds / total))
+
+    def median(values: list[float]) -> float:
+        return sorted(values)[len(values) // 2]
+
+    outside = {name: median([o for o, _ in runs]) for name, runs in stats.items()}
+    peer = outside.get("chonkie SemanticChunker")
+    results = []
+    for name, runs in stats.items():
+        mbs = [size / max(o, 1e-9) / 1e6 for o, _ in runs]
+        ours = name.startswith("fastnotebook")
+        results.append(
+            RecordResult(
+                case="semantic, 1000 chars (time outside the embedding calls)",
+                method=name,
+                documents=len(texts),
+                megabytes=size / 1e6,
+                mbs=median(mbs),
+                spread=f"{min(mbs):.1f}-{max(mbs):.1f}",
+                chunks=counts[name],
+                ratio_to_fastest_peer=peer / outside[name] if ours and peer else None,
+                embedding_share=median([share for _, share in runs]),
+            )
+        )
+    return results, missing
+
+
 def _each(call: Callable[[str], list[Any]], texts: list[str]) -> object:
     return [call(t) for t in texts]
 
@@ -352,4 +468,6 @@ def bench_records(corpus: Corpus, repeats: int) -> tuple[list[RecordResult], dic
                     ratio_to_fastest_peer=timing.median / fastest if ours and fastest else None,
                 )
             )
-    return results, missing
+    semantic, missing_semantic = bench_semantic(corpus, repeats)
+    missing.update(missing_semantic)
+    return results + semantic, missing

@@ -125,6 +125,7 @@ RECORDS_HEADER = [
     "MB/s median (min-max)",
     "chunks",
     "vs fastest peer",
+    "embedding share",
 ]
 
 
@@ -138,6 +139,7 @@ def record_rows(results: Sequence[RecordResult]) -> list[list[str]]:
             f"{r.mbs:.1f} ({r.spread})",
             str(r.chunks),
             _fmt(r.ratio_to_fastest_peer, ".1f", "x"),
+            _fmt(None if r.embedding_share is None else 100 * r.embedding_share, ".0f", "%"),
         ]
         for r in results
     ]
