@@ -73,14 +73,18 @@ fn recursive<L: LengthFunction<str>>(
 fn token(source: &str, options: &Options) -> Split {
     let tokenizer = options.encoding.tokenizer();
     let ids = tokenizer.encode(source);
-    // Byte offset of each token's start, and the end.
-    let mut offsets = Vec::with_capacity(ids.len() + 1);
-    let mut at = 0usize;
-    offsets.push(0);
-    for &id in &ids {
-        at += tokenizer.vocab().token_bytes(id).map_or(0, <[u8]>::len);
-        offsets.push(at.min(source.len()));
-    }
+    // Byte offsets of token starts, found walking forward (window starts and
+    // ends both increase): no table of offsets beside the ids.
+    let token_len = |id: u32| tokenizer.vocab().token_bytes(id).map_or(0, <[u8]>::len);
+    let mut starts = (0usize, 0usize);
+    let mut ends = (0usize, 0usize);
+    let offset = |walk: &mut (usize, usize), to: usize| {
+        while walk.0 < to {
+            walk.1 += token_len(ids[walk.0]);
+            walk.0 += 1;
+        }
+        walk.1.min(source.len())
+    };
     let n = options.chunk_size;
     let step = (options.chunk_size - options.overlap).max(1);
     let mut chunks = Vec::with_capacity(ids.len() / step + 1);
@@ -88,8 +92,8 @@ fn token(source: &str, options: &Options) -> Split {
     let mut first = 0;
     while first < ids.len() {
         let last = (first + n).min(ids.len());
-        let start = floor_char_boundary(source, offsets[first]);
-        let end = ceil_char_boundary(source, offsets[last]);
+        let start = floor_char_boundary(source, offset(&mut starts, first));
+        let end = ceil_char_boundary(source, offset(&mut ends, last));
         // A window inside the previous one's characters (a character of
         // several tokens) adds nothing.
         let inside = chunks
