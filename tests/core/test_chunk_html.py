@@ -50,11 +50,11 @@ def test_heading_paths_and_units() -> None:
     chunks = chunk(html, "html", chunk_size=40, context_headers="breadcrumb")
     assert [(c.headings, c.text) for c in chunks] == [
         (("Guide",), "Guide\n\nIntro text.\n\nDeep\n\nDeep text."),
-        (("Guide", "Mid"), "Mid"),
-        (("Guide", "Mid"), "Mid text that is a little longer than"),
-        (("Guide", "Mid"), "the rest."),
+        # The heading goes with the first piece of its text.
+        (("Guide", "Mid"), "Mid\n\nMid text that is a little longer"),
+        (("Guide", "Mid"), "than the rest."),
     ]
-    assert chunks[2].embed_text == "Guide > Mid\n\nMid text that is a little longer than"
+    assert chunks[1].embed_text == "Guide > Mid\n\nMid\n\nMid text that is a little longer"
     assert [c.headings for c in chunk(html, "html", chunk_size=20)][:3] == [
         ("Guide",),
         ("Guide", "Deep"),

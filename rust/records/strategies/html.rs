@@ -9,8 +9,9 @@
 //!
 //! Consecutive sections under the same headings (a heading and the text
 //! below it) form a unit; units are packed while they fit in `chunk_size`,
-//! a unit longer than that is split by LangChain's default separators. A
-//! chunk's `headings` are those of its first unit, outermost first.
+//! a unit longer than that is split by LangChain's default separators (its
+//! heading kept with the first piece, [`split_unit`]). A chunk's `headings`
+//! are those of its first unit, outermost first.
 
 use std::ops::Range;
 
@@ -62,6 +63,35 @@ pub fn document(html: &str) -> Result<(String, Vec<Unit>)> {
     Ok((text, units))
 }
 
+/// A unit longer than the size: split by LangChain's default separators.
+/// When it starts with its heading, the heading goes with the first piece of
+/// the text below it (the text is split to the size less the heading's).
+fn split_unit<L: LengthFunction<str>>(
+    text: &str,
+    range: Range<usize>,
+    headings: &[Heading],
+    size: usize,
+    length: &L,
+) -> Vec<Range<usize>> {
+    let unit = &text[range.clone()];
+    if let Some(h) = headings.last()
+        && let Some(body) = unit
+            .strip_prefix(h.text.as_str())
+            .and_then(|rest| rest.strip_prefix(SECTION_SEPARATOR))
+    {
+        let body_start = range.end - body.len();
+        let head = length.length(&text[range.start..body_start]);
+        if head < size / 2 {
+            let mut pieces = split_to_max(text, body_start..range.end, size - head, length);
+            if let Some(first) = pieces.first_mut() {
+                first.start = range.start;
+            }
+            return pieces;
+        }
+    }
+    split_to_max(text, range, size, length)
+}
+
 /// The chunks of the HTML text `text` with its `units` (see [`document`]).
 pub fn split<L: LengthFunction<str>>(
     text: &str,
@@ -90,7 +120,7 @@ pub fn split<L: LengthFunction<str>>(
             pack = Some((range, headings));
             continue;
         }
-        for r in split_to_max(text, range, size, length) {
+        for r in split_unit(text, range, &headings, size, length) {
             let mut raw = Raw::span(r);
             raw.headings = headings.clone();
             chunks.push(raw);
