@@ -9,8 +9,8 @@ import numpy.typing as npt
 __all__ = [
     "CHUNK_OVERLAP",
     "CHUNK_SIZE",
-    "ENCODINGS",
     "CHUNK_STRATEGIES",
+    "ENCODINGS",
     "HIGH_CONFIDENCE_THRESHOLD",
     "MAX_THINKING_INPUT_CHARS",
     "UNICODE_VERSION",

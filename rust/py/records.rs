@@ -8,8 +8,8 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use crate::batch;
 use super::text::{PyText, UnreadText};
+use crate::batch;
 use crate::chunking::recursive::{CharLength, LengthFunction};
 use numpy::PyReadonlyArray2;
 
