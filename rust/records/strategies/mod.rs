@@ -72,13 +72,28 @@ fn recursive<L: LengthFunction<str>>(
 /// character of several tokens) is widened to the whole character.
 fn token(source: &str, options: &Options) -> Split {
     let tokenizer = options.encoding.tokenizer();
+    let ids = tokenizer.encode(source);
+    // Byte offsets of token starts, found walking forward (window starts and
+    // ends both increase): no table of offsets beside the ids.
+    let token_len = |id: u32| tokenizer.vocab().token_bytes(id).map_or(0, <[u8]>::len);
+    let mut starts = (0usize, 0usize);
+    let mut ends = (0usize, 0usize);
+    let offset = |walk: &mut (usize, usize), to: usize| {
+        while walk.0 < to {
+            walk.1 += token_len(ids[walk.0]);
+            walk.0 += 1;
+        }
+        walk.1.min(source.len())
+    };
+    let n = options.chunk_size;
     let step = (options.chunk_size - options.overlap).max(1);
-    let windows = tokenizer.token_windows(source, options.chunk_size, step);
-    let mut chunks: Vec<Raw> = Vec::with_capacity(windows.len());
+    let mut chunks = Vec::with_capacity(ids.len() / step + 1);
     let mut prev_end = 0;
-    for w in windows {
-        let start = floor_char_boundary(source, w.start);
-        let end = ceil_char_boundary(source, w.end);
+    let mut first = 0;
+    while first < ids.len() {
+        let last = (first + n).min(ids.len());
+        let start = floor_char_boundary(source, offset(&mut starts, first));
+        let end = ceil_char_boundary(source, offset(&mut ends, last));
         // A window inside the previous one's characters (a character of
         // several tokens) adds nothing.
         let inside = chunks
@@ -90,6 +105,10 @@ fn token(source: &str, options: &Options) -> Split {
             prev_end = prev_end.max(end);
             chunks.push(raw);
         }
+        if last == ids.len() {
+            break;
+        }
+        first += step;
     }
     Split {
         chunks,
