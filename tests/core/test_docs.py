@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from fastnotebook.bench import report
+from fastnotebook.bench.methods import OPEN_NOTEBOOK_HEAD
 from fastnotebook.bench.metrics import SizeStats
 from fastnotebook.bench.runner import (
     ChunkingResult,
@@ -62,6 +63,8 @@ def fake_report() -> Report:
         _chunking("semchunk", "chars", "html", 10.0, 5.0),
         _chunking("fastnotebook", "tokens", "markdown", 80.0, 40.0),
         _chunking("original (langchain+tiktoken)", "tokens", "markdown", 2.0, 1.0),
+        # fastnotebook's own row for Open Notebook's current contract: not a peer.
+        _chunking(OPEN_NOTEBOOK_HEAD, "tokens", "markdown", 90.0, 45.0),
     ]
     tokens = [
         TokenResult(

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from fastnotebook.bench.corpus import KINDS
+from fastnotebook.bench.methods import OPEN_NOTEBOOK_HEAD
 from fastnotebook.bench.records import RecordResult
 from fastnotebook.bench.runner import ChunkingResult, PoolingResult, Report, TokenResult
 
@@ -342,7 +343,10 @@ def headline_rows(report: Report, pipeline: dict[str, Any] | None = None) -> lis
             original = next((r for r in same if r.method == ORIGINAL[unit]), None)
             if ours is None or original is None:
                 continue
-            peers = [r for r in same if r.method not in (FASTNOTEBOOK, ORIGINAL[unit])]
+            # Peers are other libraries: fastnotebook's own rows (the current
+            # Open Notebook contract) are not.
+            ours_or_original = (FASTNOTEBOOK, OPEN_NOTEBOOK_HEAD, ORIGINAL[unit])
+            peers = [r for r in same if r.method not in ours_or_original]
             fastest = max(peers, key=lambda r: r.timing.median, default=None)
             peer = "-"
             if fastest is not None:
