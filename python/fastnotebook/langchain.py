@@ -29,6 +29,7 @@ See docs/langchain.md for the table of what runs where.
 from __future__ import annotations
 
 import re
+from abc import abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -326,43 +327,47 @@ class _CachedPlan:
 # --- Character splitters -------------------------------------------------------
 
 
-class RecursiveCharacterTextSplitter(
-    _FastCreateDocuments, _TiktokenLengths, _CachedPlan, _lc.RecursiveCharacterTextSplitter
-):
-    """langchain-text-splitters' ``RecursiveCharacterTextSplitter``."""
+class _SeparatorPlan(_CachedPlan):
+    """The Rust path of the two separator-based splitters: ``_MODE`` is the
+    core's name of the splitting, ``_separator_list`` the separators to try."""
+
+    _MODE: Literal["recursive", "character"]
+
+    @abstractmethod
+    def _separator_list(self) -> list[str]: ...
 
     def _rust_splitter(self) -> tuple[Any, frozenset[str]] | None:
         """The Rust splitter exactly equivalent to this one's settings, and
         the strings a text must not hold for it to apply; ``None``: LangChain's."""
+        settings: Any = self
         key = (
-            tuple(self._separators),
-            self._is_separator_regex,
-            self._keep_separator,
-            self._chunk_size,
-            self._chunk_overlap,
-            self._strip_whitespace,
-            self._length_function,
+            tuple(self._separator_list()),
+            settings._is_separator_regex,
+            settings._keep_separator,
+            settings._chunk_size,
+            settings._chunk_overlap,
+            settings._strip_whitespace,
+            settings._length_function,
         )
 
         def make() -> tuple[Any, frozenset[str]] | None:
-            length = _length_encoding(self._length_function)
+            length = _length_encoding(settings._length_function)
             separators = _literal_separators(
-                self._separators, self._is_separator_regex, self._keep_separator
+                self._separator_list(), settings._is_separator_regex, settings._keep_separator
             )
             if (
                 length is None
-                or separators is None
                 or not separators
-                or not _sizes_are_ints(self._chunk_size, self._chunk_overlap)
+                or not _sizes_are_ints(settings._chunk_size, settings._chunk_overlap)
             ):
                 return None
             splitter = _core.LangchainSplitter(
-                "recursive",
-                self._chunk_size,
-                self._chunk_overlap,
+                self._MODE,
+                settings._chunk_size,
+                settings._chunk_overlap,
                 separators,
-                _keep_mode(self._keep_separator),
-                bool(self._strip_whitespace),
+                _keep_mode(settings._keep_separator),
+                bool(settings._strip_whitespace),
                 length[1],
             )
             return splitter, length[2]
@@ -373,59 +378,32 @@ class RecursiveCharacterTextSplitter(
     def split_text(self, text: str) -> list[str]:
         plan = self._rust_splitter()
         if plan is None or not isinstance(text, str) or _holds_special(text, plan[1]):
-            return super().split_text(text)
+            fallback: list[str] = super().split_text(text)  # type: ignore[misc]
+            return fallback
         chunks: list[str] = plan[0].split_text(text)
         return chunks
+
+
+class RecursiveCharacterTextSplitter(
+    _FastCreateDocuments, _TiktokenLengths, _SeparatorPlan, _lc.RecursiveCharacterTextSplitter
+):
+    """langchain-text-splitters' ``RecursiveCharacterTextSplitter``."""
+
+    _MODE = "recursive"
+
+    def _separator_list(self) -> list[str]:
+        return list(self._separators)
 
 
 class CharacterTextSplitter(
-    _FastCreateDocuments, _TiktokenLengths, _CachedPlan, _lc.CharacterTextSplitter
+    _FastCreateDocuments, _TiktokenLengths, _SeparatorPlan, _lc.CharacterTextSplitter
 ):
     """langchain-text-splitters' ``CharacterTextSplitter``."""
 
-    def _rust_splitter(self) -> tuple[Any, frozenset[str]] | None:
-        """As :meth:`RecursiveCharacterTextSplitter._rust_splitter`."""
-        key = (
-            self._separator,
-            self._is_separator_regex,
-            self._keep_separator,
-            self._chunk_size,
-            self._chunk_overlap,
-            self._strip_whitespace,
-            self._length_function,
-        )
+    _MODE = "character"
 
-        def make() -> tuple[Any, frozenset[str]] | None:
-            length = _length_encoding(self._length_function)
-            separators = _literal_separators(
-                [self._separator], self._is_separator_regex, self._keep_separator
-            )
-            if (
-                length is None
-                or separators is None
-                or not _sizes_are_ints(self._chunk_size, self._chunk_overlap)
-            ):
-                return None
-            splitter = _core.LangchainSplitter(
-                "character",
-                self._chunk_size,
-                self._chunk_overlap,
-                separators,
-                _keep_mode(self._keep_separator),
-                bool(self._strip_whitespace),
-                length[1],
-            )
-            return splitter, length[2]
-
-        plan: tuple[Any, frozenset[str]] | None = self._cached(key, make)
-        return plan
-
-    def split_text(self, text: str) -> list[str]:
-        plan = self._rust_splitter()
-        if plan is None or not isinstance(text, str) or _holds_special(text, plan[1]):
-            return super().split_text(text)
-        chunks: list[str] = plan[0].split_text(text)
-        return chunks
+    def _separator_list(self) -> list[str]:
+        return [self._separator]
 
 
 class MarkdownTextSplitter(RecursiveCharacterTextSplitter, _lc.MarkdownTextSplitter):
