@@ -290,8 +290,12 @@ DOCUMENTS = [
     if any(not skipped for _, _, skipped in code_blocks(path, "python"))
 ]
 
+# Ends with os._exit once the output is flushed, as the fastnotebook command
+# does: the embedded database's native module may abort the interpreter's
+# shutdown ("panic in a function that cannot unwind", docs/ROBUSTNESS.md),
+# after every block has run.
 RUNNER = """
-import json, sys, traceback
+import json, os, sys, traceback
 blocks = json.load(sys.stdin)
 namespace = {"__name__": "__main__"}
 for line, code in blocks:
@@ -299,7 +303,12 @@ for line, code in blocks:
         exec(compile(code, f"{sys.argv[1]}:{line}", "exec"), namespace)
     except BaseException:
         traceback.print_exc()
-        sys.exit(f"the block at {sys.argv[1]}:{line} failed")
+        sys.stderr.write(f"the block at {sys.argv[1]}:{line} failed\\n")
+        sys.stderr.flush()
+        os._exit(1)
+sys.stdout.flush()
+sys.stderr.flush()
+os._exit(0)
 """
 
 
