@@ -25,6 +25,7 @@ __all__ = [
     "MarkupRejectedError",
     "NotFoundError",
     "OpenNotebookError",
+    "ProviderHTTPError",
     "UnsupportedTextError",
 ]
 
@@ -48,3 +49,14 @@ class NotFoundError(OpenNotebookError):
 
 class ConfigurationError(OpenNotebookError):
     """The database settings (environment or code) cannot be used."""
+
+
+class ProviderHTTPError(Exception):
+    """An embedding provider answered an HTTP request with an error status:
+    ``status``, the provider's message, and ``retry_after`` (seconds, from
+    the ``Retry-After`` header, or None)."""
+
+    def __init__(self, status: int, message: str, retry_after: float | None = None) -> None:
+        super().__init__(f"HTTP {status}: {message}")
+        self.status = status
+        self.retry_after = retry_after

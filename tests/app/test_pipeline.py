@@ -53,6 +53,16 @@ def fake() -> Iterator[None]:
     model_manager.reset()
 
 
+def patch_model(monkeypatch: pytest.MonkeyPatch, call: Any) -> None:
+    """Make the fake model's calls go to ``call(texts)`` (async): the model
+    stage's only way to the model."""
+
+    async def aembed(self: Any, texts: list[str], **kwargs: Any) -> list[list[float]]:
+        return await call(texts)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(fake_model.FakeEmbeddingModel, "aembed", aembed)
+
+
 def configure_fake(**config: Any) -> None:
     model_manager.configure_embedding_model(
         fake_model.FAKE_PROVIDER, config={"dimension": 32, **config}
@@ -256,13 +266,12 @@ async def test_rebuild_all_embeds_everything_exactly_once(
     await ingest([tmp_path / "corpus"], db)
     await embed(None, db)
     embedded: list[str] = []
-    original = embedding.generate_embeddings
 
-    async def counting(texts: list[str], command_id: str | None = None) -> list[list[float]]:
+    async def counting(texts: list[str]) -> list[list[float]]:
         embedded.extend(texts)
-        return await original(texts, command_id)
+        return fake_model.hash_vectors(texts, 32).tolist()  # type: ignore[no-any-return]
 
-    monkeypatch.setattr(embedding, "generate_embeddings", counting)
+    patch_model(monkeypatch, counting)
     report = await embed(EmbedOptions(rebuild="all", batch_size=5), db)
     expected = expected_chunks(paths)
     assert sorted(embedded) == sorted(c for chunks in expected.values() for c in chunks)
@@ -406,18 +415,15 @@ async def test_stopping_writes_whole_records_and_the_next_run_finishes(
     await ingest([tmp_path / "corpus"], db)
     stop = asyncio.Event()
     calls = 0
-    original = embedding.generate_embeddings
 
-    async def stop_after_three(
-        texts: list[str], command_id: str | None = None
-    ) -> list[list[float]]:
+    async def stop_after_three(texts: list[str]) -> list[list[float]]:
         nonlocal calls
         calls += 1
         if calls == 3:
             stop.set()  # as Ctrl-C during the third model call
-        return await original(texts, command_id)
+        return fake_model.hash_vectors(texts, 32).tolist()  # type: ignore[no-any-return]
 
-    monkeypatch.setattr(embedding, "generate_embeddings", stop_after_three)
+    patch_model(monkeypatch, stop_after_three)
     report = await embed(EmbedOptions(batch_size=5), db, stop=stop)
     assert report.interrupted and calls == 3
     expected = expected_chunks(paths)
@@ -444,13 +450,13 @@ async def test_memory_is_bounded_by_the_queues(
 
     seen: list[int] = []
 
-    async def slow_model(texts: list[str], command_id: str | None = None) -> list[list[float]]:
+    async def slow_model(texts: list[str]) -> list[list[float]]:
         await asyncio.sleep(0.05)  # long enough for every stage upstream to fill up
         seen.append(loads)
         return fake_model.hash_vectors(texts, 32).tolist()  # type: ignore[no-any-return]
 
     monkeypatch.setattr(db, "query", counting_query)
-    monkeypatch.setattr(embedding, "generate_embeddings", slow_model)
+    patch_model(monkeypatch, slow_model)
     options = EmbedOptions(kinds=("source",), batch_size=1, read_items=1, queue_batches=1)
     report = await embed(options, db)
     assert report.counts["source"].embedded == 40
@@ -466,7 +472,7 @@ async def test_stages_overlap(db: Database, fake: None, monkeypatch: pytest.Monk
     intervals: dict[str, list[tuple[float, float]]] = {"model": [], "write": []}
     original_write = stages.write_group
 
-    async def slow_model(texts: list[str], command_id: str | None = None) -> list[list[float]]:
+    async def slow_model(texts: list[str]) -> list[list[float]]:
         start = time.perf_counter()
         await asyncio.sleep(0.02)
         intervals["model"].append((start, time.perf_counter()))
@@ -477,7 +483,7 @@ async def test_stages_overlap(db: Database, fake: None, monkeypatch: pytest.Monk
         await original_write(*args)
         intervals["write"].append((start, time.perf_counter()))
 
-    monkeypatch.setattr(embedding, "generate_embeddings", slow_model)
+    patch_model(monkeypatch, slow_model)
     monkeypatch.setattr(stages, "write_group", timed_write)
     await embed(EmbedOptions(kinds=("source",), batch_size=1, read_items=2), db)
     overlapping = [

@@ -32,6 +32,7 @@ __all__ = [
     "configure_embedding_model",
     "embedding_config",
     "get_embedding_model",
+    "new_embedding_model",
     "reset",
 ]
 
@@ -124,3 +125,15 @@ async def get_embedding_model(**kwargs: Any) -> EmbeddingModel | None:
             model = _create(cfg)
             _models[key] = model
     return model
+
+
+def new_embedding_model() -> EmbeddingModel:
+    """A new, uncached model object for the configuration in effect (one
+    that a caller configures and closes itself: the bulk pipeline gives it
+    its own HTTP client). ``ValueError`` when no model is configured."""
+    cfg = embedding_config()
+    if cfg is None:
+        raise ValueError(
+            "No embedding model configured. Please configure one in the Models section."
+        )
+    return _create(cfg)

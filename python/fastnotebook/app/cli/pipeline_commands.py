@@ -61,6 +61,16 @@ def _non_negative_int(raw: str) -> int:
     return value
 
 
+def _timeout(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {raw!r}") from None
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"must be more than 0 and at most 3600, got {value}")
+    return value
+
+
 def _similarity(raw: str) -> float:
     try:
         value = float(raw)
@@ -162,7 +172,13 @@ def _kinds(args: argparse.Namespace) -> tuple[Kind, ...]:
 
 
 def cmd_embed(args: argparse.Namespace) -> int:
-    options = EmbedOptions(kinds=_kinds(args), rebuild=args.rebuild, batch_size=args.batch_size)
+    options = EmbedOptions(
+        kinds=_kinds(args),
+        rebuild=args.rebuild,
+        batch_size=args.batch_size,
+        concurrency=args.concurrency,
+        timeout=args.timeout,
+    )
 
     async def work(db: Database) -> int:
         return await run_embed(options, args.quiet)
@@ -275,6 +291,20 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         type=_non_negative_int,
         default=0,
         help="chunks per model call (default 0: EMBEDDING_BATCH_SIZE, 50)",
+    )
+    embed_cmd.add_argument(
+        "--concurrency",
+        type=positive_int,
+        default=0,
+        help="model calls in flight (default: 1 for a model on this machine, 8 for an HTTP "
+        "provider); lowered by itself while the provider answers 429/503",
+    )
+    embed_cmd.add_argument(
+        "--timeout",
+        type=_timeout,
+        default=None,
+        help="seconds per HTTP request to the provider (default: the provider's, 60); "
+        "a batch that times out is split in halves",
     )
     embed_cmd.set_defaults(run=cmd_embed)
 

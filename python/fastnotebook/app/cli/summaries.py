@@ -82,6 +82,18 @@ def embed_summary(report: EmbedReport) -> str:
         f"{report.seconds:.2f} s, {format_rate(total_bytes, report.seconds)}; "
         + report.clock.breakdown(report.seconds),
     ]
+    p = report.provider
+    if p.requests and (p.concurrency > 1 or p.throttled or p.retried or p.split):
+        limit = f"concurrency {p.concurrency}"
+        if p.lowest_limit < p.concurrency:
+            limit += f" (lowered to {p.lowest_limit} while throttled)"
+        line = f"provider: {limit}, {_count(p.requests, 'request')}"
+        for n, what in ((p.throttled, "throttled"), (p.retried, "retried"), (p.split, "split")):
+            if n:
+                line += f", {n} {what}"
+        if p.batch_limit:
+            line += f"; batches of at most {p.batch_limit} chunks"
+        lines.append(line)
     if report.interrupted:
         lines.append("interrupted: run `fastnotebook embed` again to finish")
     lines += _failures(report.failures)

@@ -14,15 +14,18 @@ run at the same time, joined by bounded queues:
 - read: the texts of the due records (see ``state.plan``), a few MB per query;
 - chunk: in a worker thread, with the GIL released; texts are hashed there too;
 - model: batches of ``EMBEDDING_BATCH_SIZE`` chunks, across record
-  boundaries, each retried as ``generate_embeddings`` does; while a batch is
-  in the model the next one is already chunked and waiting;
+  boundaries, up to ``concurrency`` of them in flight (default: 1 for a
+  model in this process, 8 for an HTTP provider); retries, rate limits,
+  batch splitting and timeouts are ``fastnotebook.app.pipeline.provider``'s;
+  batches finish in any order, a record is finished when its last chunk
+  has its vector;
 - write: finished records in groups of up to ``write_rows`` rows, one
   transaction per group (``fastnotebook.app.pipeline.writer``).
 
 The queues hold at most a few read batches, so memory does not grow with the
 corpus. A batch that fails after its retries is retried record by record,
 once, so that one record the provider refuses is reported alone and the
-others go on. Setting ``stop`` (Ctrl-C) finishes the model call in flight,
+others go on. Setting ``stop`` (Ctrl-C) finishes the model calls in flight,
 writes every finished record and returns; records still half-embedded are
 left due for the next run.
 """
@@ -54,6 +57,13 @@ from fastnotebook.app.database import (
 )
 from fastnotebook.app.pipeline import faults
 from fastnotebook.app.pipeline.progress import Progress, StageClock
+from fastnotebook.app.pipeline.provider import (
+    Failure,
+    Provider,
+    ProviderStats,
+    RetryPolicy,
+    Stopped,
+)
 from fastnotebook.app.pipeline.state import (
     KINDS,
     TEXT_FIELD,
@@ -86,6 +96,18 @@ class EmbedOptions:
     write_rows: int = 128  # rows per write transaction
     queue_batches: int = 2  # read batches waiting between stages
     finished_items: int = 32  # records waiting to be written
+    concurrency: int = 0  # model calls in flight; 0: 1 in-process, 8 over HTTP
+    timeout: float | None = None  # seconds per HTTP request; None: the provider's
+    retries: int = 8  # retries of a throttled, 5xx, dropped or malformed call
+    backoff: float = 1.0  # first wait before such a retry without Retry-After
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 0:
+            raise ValueError(f"concurrency must be 0 (the default) or more, got {self.concurrency}")
+        if self.timeout is not None and not 0 < self.timeout <= 3600:
+            raise ValueError(f"timeout must be between 0 and 3600 seconds, got {self.timeout}")
+        if self.retries < 0 or self.backoff < 0:
+            raise ValueError("retries and backoff must be 0 or more")
 
 
 @dataclass
@@ -107,6 +129,7 @@ class EmbedReport:
     interrupted: bool = False
     seconds: float = 0.0
     clock: StageClock = field(default_factory=StageClock)
+    provider: ProviderStats = field(default_factory=ProviderStats)
 
     @property
     def embedded(self) -> int:
@@ -135,6 +158,7 @@ class _Work:
     pending: int
     path: str | None = None
     failed: bool = False
+    queued: bool = False  # handed to the writer
 
 
 _CONNECTION_OPTION = re.compile(
@@ -208,9 +232,11 @@ class _Run:
         report: EmbedReport,
         progress: Progress | None,
         stop: asyncio.Event,
+        provider: Provider,
     ) -> None:
         self.db, self.options, self.settings, self.epochs = db, options, settings, epochs
         self.report, self.clock, self.progress, self.stop = report, report.clock, progress, stop
+        self.provider = provider
         self.batch_size = options.batch_size or embedding.EMBEDDING_BATCH_SIZE
         self.dimension: int | None = None
         self.index_deferred = False
@@ -264,19 +290,51 @@ class _Run:
         self, inp: asyncio.Queue[list[_Work] | None], out: asyncio.Queue[Finished | None]
     ) -> None:
         waiting: list[tuple[_Work, int]] = []
-        while not self.stop.is_set() and (batch := await inp.get()) is not None:
-            for work in batch:
-                if work.chunks:
-                    waiting.extend((work, i) for i in range(len(work.chunks)))
-                else:
-                    await out.put(self._finish(work))
-            while len(waiting) >= self.batch_size and not self.stop.is_set():
-                await self._embed_batch(waiting[: self.batch_size], out)
-                del waiting[: self.batch_size]
-        while waiting and not self.stop.is_set():
-            await self._embed_batch(waiting[: self.batch_size], out)
-            del waiting[: self.batch_size]
+        # One task per batch, at most ``concurrency`` at once; the provider's
+        # window may hold them to fewer requests when the provider throttles.
+        slots = asyncio.Semaphore(self.provider.window.maximum)
+        try:
+            await self._dispatch_all(inp, out, waiting, slots)
+        except BaseExceptionGroup as errors:
+            raise errors.exceptions[0] from None
         await out.put(None)
+
+    async def _dispatch_all(
+        self,
+        inp: asyncio.Queue[list[_Work] | None],
+        out: asyncio.Queue[Finished | None],
+        waiting: list[tuple[_Work, int]],
+        slots: asyncio.Semaphore,
+    ) -> None:
+        async with asyncio.TaskGroup() as group:
+
+            async def dispatch() -> None:
+                size = self.provider.batch_size(self.batch_size)
+                entries = waiting[:size]
+                del waiting[:size]
+                await slots.acquire()
+                task = group.create_task(self._embed_batch(entries, out))
+                task.add_done_callback(lambda _: slots.release())
+
+            while not self.stop.is_set():
+                # Read on only when a batch can go: what waits here stays
+                # a batch or two, whatever the concurrency.
+                async with slots:
+                    pass
+                if (batch := await inp.get()) is None:
+                    break
+                for work in batch:
+                    if work.chunks:
+                        waiting.extend((work, i) for i in range(len(work.chunks)))
+                    else:
+                        await out.put(self._finish(work))
+                while (
+                    len(waiting) >= self.provider.batch_size(self.batch_size)
+                    and not self.stop.is_set()
+                ):
+                    await dispatch()
+            while waiting and not self.stop.is_set():
+                await dispatch()
 
     async def write(self, inp: asyncio.Queue[Finished | None]) -> None:
         carry: Finished | None = None
@@ -308,22 +366,17 @@ class _Run:
         self, entries: list[tuple[_Work, int]], out: asyncio.Queue[Finished | None]
     ) -> None:
         entries = [(w, i) for w, i in entries if not w.failed]
-        if not entries:
+        if not entries or self.stop.is_set():
             return
-        texts = [w.chunks[i] for w, i in entries]
         try:
-            with self.clock.measure("model"):
-                vectors = await embedding.generate_embeddings(texts)
-            if len(vectors) != len(texts):
-                raise RuntimeError(
-                    f"the model returned {len(vectors)} vectors for {len(texts)} texts"
-                )
-        except Exception as e:
-            await self._isolate(entries, e)
+            results = await self.provider.embed([w.chunks[i] for w, i in entries])
+        except Stopped:
+            return  # its records stay due for the next run
+        failures = [r for r in results if isinstance(r, Failure)]
+        if failures and len(failures) == len(entries) and failures[0].isolate:
+            await self._isolate(entries, failures[0].message)
         else:
-            for (work, i), vector in zip(entries, vectors, strict=True):
-                work.vectors[i] = vector
-                work.pending -= 1
+            self._store(entries, results)
         if self.progress:
             # Each chunk is credited with its share of its record's bytes:
             # the bar and its ETA move within a large record.
@@ -333,36 +386,42 @@ class _Run:
             )
         faults.checkpoint("embedded")
         for work in dict.fromkeys(w for w, _ in entries):
-            if work.pending == 0 and not work.failed:
+            # Batches finish in any order: the one that completes a record
+            # queues it, once.
+            if work.pending == 0 and not work.failed and not work.queued:
+                work.queued = True
                 await out.put(self._finish(work))
 
-    async def _isolate(self, entries: list[tuple[_Work, int]], error: Exception) -> None:
+    def _store(
+        self, entries: list[tuple[_Work, int]], results: list[list[float] | Failure]
+    ) -> None:
+        """Vectors into their records; a record with a failed chunk fails."""
+        for (work, i), result in zip(entries, results, strict=True):
+            if isinstance(result, Failure):
+                self._fail(work, result.message)
+            elif work.vectors[i] is None:
+                work.vectors[i] = result
+                work.pending -= 1
+
+    async def _isolate(self, entries: list[tuple[_Work, int]], error: str) -> None:
         """After a failed batch: each record's chunks alone, one attempt each."""
         by_work: dict[_Work, list[tuple[_Work, int]]] = {}
         for entry in entries:
             by_work.setdefault(entry[0], []).append(entry)
         if len(by_work) == 1:
-            self._fail(entries[0][0], str(error))
+            self._fail(entries[0][0], error)
             return
-        model = await model_manager.get_embedding_model()
-        assert model is not None  # checked when the run started
         for part in by_work.values():
-            work = part[0][0]
-            try:
-                with self.clock.measure("model"):
-                    vectors = await model.aembed([work.chunks[i] for _, i in part])
-                if len(vectors) != len(part):
-                    raise RuntimeError(
-                        f"the model returned {len(vectors)} vectors for {len(part)} texts"
-                    )
-            except Exception as e:
-                self._fail(work, f"{error} (alone: {e})")
-                continue
-            for (_, i), vector in zip(part, vectors, strict=True):
-                work.vectors[i] = vector
-                work.pending -= 1
+            results = await self.provider.embed([w.chunks[i] for w, i in part], once=True)
+            failed = next((r for r in results if isinstance(r, Failure)), None)
+            if failed is not None:
+                self._fail(part[0][0], f"{error} (alone: {failed.message})")
+            else:
+                self._store(part, results)
 
     def _fail(self, work: _Work, message: str) -> None:
+        if work.failed:
+            return  # another batch of its chunks failed first
         work.failed = True
         left = sum(1 for v in work.vectors if v is None)
         share = work.item.size * left / len(work.chunks) if work.chunks else work.item.size
@@ -537,7 +596,14 @@ async def embed(
     for kind in options.kinds:
         report.counts[kind] = KindCounts(due=len(due.due[kind]), unchanged=due.unchanged[kind])
     bar = Progress("embed", "records", due.items, due.bytes, stream, enabled=progress)
-    run = _Run(db, options, settings, current, report, bar, stop)
+    provider = await Provider.open(
+        options.concurrency,
+        options.timeout,
+        RetryPolicy(options.retries, options.backoff),
+        stop,
+        on_busy=lambda seconds: report.clock.add("model", seconds),
+    )
+    run = _Run(db, options, settings, current, report, bar, stop, provider)
     depth = options.queue_batches
     loaded: asyncio.Queue[tuple[Kind, list[_Loaded]] | None] = asyncio.Queue(depth)
     chunked: asyncio.Queue[list[_Work] | None] = asyncio.Queue(depth)
@@ -556,6 +622,8 @@ async def embed(
         results = await asyncio.gather(*tasks, return_exceptions=True)
     finally:
         bar.close()
+        await provider.close()
+        report.provider = provider.stats
     # A stage's own error, not the cancellations it caused in the others.
     errors = [
         r
