@@ -431,8 +431,8 @@ class Provider:
     async def _split(self, texts: list[str], once: bool) -> list[list[float] | Failure]:
         self.stats.split += 1
         half = (len(texts) + 1) // 2
-        left = await self._embed(texts[:half], once)
-        right = await self._embed(texts[half:], once)
+        left = await self.embed(texts[:half], once)
+        right = await self.embed(texts[half:], once)
         if not any(isinstance(r, Failure) for r in left + right):
             # Both halves worked where the whole did not: a size limit.
             self.batch_limit = min(self.batch_limit or half, half)
