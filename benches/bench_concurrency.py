@@ -1,0 +1,189 @@
+"""Benchmark: ``fastnotebook embed`` against a remote provider with a fixed
+latency, at several concurrencies.
+
+    python benches/bench_concurrency.py [--latency 0.2] [--concurrency 1,2,4,8,16,32,64]
+        [--batch-size 1] [--out bench-results] [--docs docs/performance.md]
+
+The provider is the OpenAI-compatible test server (``tests/helpers/
+embedding_server.py``) in a process of its own, answering every request
+after ``--latency`` seconds with 384-dimension vectors; the client is
+esperanto's ``openai-compatible`` provider, configured as a user would. Each
+concurrency runs on a fresh on-disk database (vector indexes on, as in a real
+install) holding enough sources for about a dozen rounds of requests, so
+that each row measures a steady state. The table gives chunks/s, the
+speed-up over one request in flight, and how busy the model (at least one
+request in flight) and the database were: where the speed-up flattens the
+database column reaches the wall time, the database's bound.
+
+Results: a table on stdout, ``concurrency.json`` in ``--out``; with
+``--docs``, the table between the ``concurrency:begin`` and
+``concurrency:end`` markers of that file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BEGIN, END = "<!-- concurrency:begin -->", "<!-- concurrency:end -->"
+DIMENSION = 384
+
+
+def serve(latency: float) -> None:
+    """The server process: prints its URL, serves until stdin closes."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from helpers.embedding_server import embedding_server
+
+    with embedding_server() as server:
+        server.latency, server.dimension = latency, DIMENSION
+        print(server.url, flush=True)
+        sys.stdin.read()
+
+
+def text(i: int, chunks: int) -> str:
+    """A source of about ``chunks`` chunks of the default chunking."""
+    sentence = f"Source {i} explains point {{}} of the topic in one more sentence. "
+    paragraph = "".join(sentence.format(n) for n in range(20))
+    return "\n\n".join(f"Part {p} of source {i}. {paragraph}" for p in range(chunks))
+
+
+async def one_run(url: str, concurrency: int, sources: int, chunks: int, batch: int) -> dict[str, Any]:
+    from fastnotebook.app.ai import model_manager
+    from fastnotebook.app.database import DatabaseSettings, open_database, set_database
+    from fastnotebook.app.pipeline import EmbedOptions, embed
+    from fastnotebook.app.pipeline.progress import DATABASE_STAGES
+
+    model_manager.configure_embedding_model(
+        "openai-compatible", "bench-embed", {"base_url": url, "api_key": "bench"}
+    )
+    with tempfile.TemporaryDirectory(prefix="fastnotebook-bench-concurrency-") as tmp:
+        settings = DatabaseSettings(DatabaseSettings.embedded_url(Path(tmp)), full_text_search=False)
+        async with await open_database(settings) as db:
+            previous = set_database(db)
+            try:
+                rows = [{"title": f"s{i}", "full_text": text(i, chunks)} for i in range(sources)]
+                await db.query("INSERT INTO source $rows RETURN NONE;", {"rows": rows})
+                report = await embed(EmbedOptions(batch_size=batch, concurrency=concurrency), db)
+            finally:
+                set_database(previous)
+    model_manager.reset()
+    assert report.failures == [], report.failures[:3]
+    count = sum(c.chunks for c in report.counts.values())
+    wall = report.seconds
+    return {
+        "concurrency": concurrency,
+        "sources": sources,
+        "chunks": count,
+        "requests": report.provider.requests,
+        "peak_in_flight": report.provider.peak_in_flight,
+        "seconds": wall,
+        "chunks_per_s": count / wall,
+        "model_busy": report.clock.total(("model",)) / wall,
+        "database_busy": report.clock.total(DATABASE_STAGES) / wall,
+    }
+
+
+def markdown(results: list[dict[str, Any]], latency: float, batch: int) -> str:
+    base = results[0]["chunks_per_s"]
+    headers = [
+        "in flight",
+        "chunks",
+        "requests",
+        "seconds",
+        "chunks/s",
+        "speed-up",
+        "model busy",
+        "database busy",
+    ]
+    lines = [
+        f"Provider latency {latency * 1000:.0f} ms per request, {batch} chunk(s) per request, "
+        f"{DIMENSION}-dimension vectors, on-disk database with its vector indexes.",
+        "",
+        "| " + " | ".join(headers) + " |",
+        "|" + "---|" * len(headers),
+    ]
+    for r in results:
+        lines.append(
+            f"| {r['concurrency']} | {r['chunks']:,} | {r['requests']:,} | {r['seconds']:.1f} "
+            f"| {r['chunks_per_s']:.1f} | {r['chunks_per_s'] / base:.1f}x "
+            f"| {100 * r['model_busy']:.0f}% | {100 * r['database_busy']:.0f}% |"
+        )
+    return "\n".join(lines)
+
+
+def write_docs(path: Path, table: str) -> None:
+    page = path.read_text(encoding="utf-8")
+    if BEGIN not in page or END not in page:
+        raise SystemExit(f"{path} has no {BEGIN} ... {END} section")
+    head, rest = page.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    path.write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}", encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--latency", type=float, default=0.2, help="seconds per request")
+    parser.add_argument("--concurrency", default="1,2,4,8,16,32,64")
+    parser.add_argument("--batch-size", type=int, default=1, help="chunks per request")
+    parser.add_argument("--chunks", type=int, default=4, help="chunks per source")
+    parser.add_argument("--rounds", type=int, default=12, help="rounds of requests per row")
+    parser.add_argument("--out", default="bench-results")
+    parser.add_argument("--docs", help="page whose concurrency section is rewritten")
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.latency)
+        return
+    levels = [int(c) for c in args.concurrency.split(",")]
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--serve", "--latency", str(args.latency)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "tests")},
+    )
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip()
+        results = []
+        for level in levels:
+            requests = max(40, args.rounds * level)
+            sources = -(-requests * args.batch_size // args.chunks)
+            started = time.perf_counter()
+            result = asyncio.run(one_run(url, level, sources, args.chunks, args.batch_size))
+            results.append(result)
+            print(
+                f"{level:>3} in flight: {result['chunks_per_s']:7.1f} chunks/s "
+                f"(model busy {100 * result['model_busy']:.0f}%, database busy "
+                f"{100 * result['database_busy']:.0f}%; {time.perf_counter() - started:.1f} s)",
+                flush=True,
+            )
+    finally:
+        if server.stdin is not None:
+            server.stdin.close()
+        server.wait(timeout=30)
+    table = markdown(results, args.latency, args.batch_size)
+    print("\n" + table)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "concurrency.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
+    print(f"wrote {out / 'concurrency.json'}")
+    if args.docs:
+        write_docs(Path(args.docs), table)
+        print(f"wrote {args.docs}")
+    # The database SDK may abort a normal interpreter shutdown.
+    sys.stdout.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
