@@ -56,7 +56,9 @@ def text(i: int, chunks: int) -> str:
     return "\n\n".join(f"Part {p} of source {i}. {paragraph}" for p in range(chunks))
 
 
-async def one_run(url: str, concurrency: int, sources: int, chunks: int, batch: int) -> dict[str, Any]:
+async def one_run(
+    url: str, concurrency: int, sources: int, chunks: int, batch: int
+) -> dict[str, Any]:
     from fastnotebook.app.ai import model_manager
     from fastnotebook.app.database import DatabaseSettings, open_database, set_database
     from fastnotebook.app.pipeline import EmbedOptions, embed
@@ -66,7 +68,9 @@ async def one_run(url: str, concurrency: int, sources: int, chunks: int, batch: 
         "openai-compatible", "bench-embed", {"base_url": url, "api_key": "bench"}
     )
     with tempfile.TemporaryDirectory(prefix="fastnotebook-bench-concurrency-") as tmp:
-        settings = DatabaseSettings(DatabaseSettings.embedded_url(Path(tmp)), full_text_search=False)
+        settings = DatabaseSettings(
+            DatabaseSettings.embedded_url(Path(tmp)), full_text_search=False
+        )
         async with await open_database(settings) as db:
             previous = set_database(db)
             try:

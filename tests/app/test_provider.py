@@ -358,3 +358,15 @@ def test_options_are_checked() -> None:
 
 def test_report_type() -> None:
     assert EmbedReport("m", "c").provider.requests == 0
+
+
+async def test_an_in_process_model_defaults_to_one_call_at_a_time(db: Database) -> None:
+    await many_sources(6)
+    model_manager.configure_embedding_model("fastnotebook-fake", config={"delay": 0.02})
+    try:
+        alone = await embed(EmbedOptions(batch_size=1), db)
+        assert alone.provider.concurrency == 1 == alone.provider.peak_in_flight
+        together = await embed(EmbedOptions(batch_size=1, concurrency=3, rebuild="all"), db)
+        assert together.provider.peak_in_flight == 3 and together.embedded == 6
+    finally:
+        model_manager.reset()

@@ -378,8 +378,9 @@ class Provider:
         return min(wanted, self.batch_limit) if self.batch_limit else wanted
 
     async def embed(self, texts: list[str], once: bool = False) -> list[list[float] | Failure]:
-        """A vector or a ``Failure`` for each text; with ``once``, nothing is
-        retried (a record tried alone after its batch failed)."""
+        """A vector or a ``Failure`` for each text; with ``once`` (a record
+        tried alone after its batch failed), an in-process model's error is
+        not retried (throttling, 5xx, drops and timeouts still are)."""
         if not texts:
             return []
         size = self.batch_size(len(texts))
@@ -413,16 +414,19 @@ class Provider:
             elif outcome is _Outcome.REFUSED or (outcome is _Outcome.TOO_LARGE):
                 limit, delay = 0, 0.0
             else:
-                limit = 0 if once else self.policy.retries
+                # Throttled, 5xx, dropped, timed out: not the texts' fault,
+                # retried even for a record tried alone.
+                limit = self.policy.retries
                 delay = (
                     http.retry_after
                     if http is not None and http.retry_after is not None
                     else self.policy.delay(attempt + 1)
                 )
             if attempt >= limit:
-                # Throttled, 5xx or dropped to the end: the texts are not at
-                # fault, trying their records alone would only wait longer.
-                isolate = outcome in (_Outcome.OTHER, _Outcome.REFUSED, _Outcome.TOO_LARGE)
+                # Only a refusal of the batch may be one record's fault; a
+                # single text refused as too large, or a provider throttled or
+                # down to the end, gains nothing from trying records alone.
+                isolate = outcome in (_Outcome.OTHER, _Outcome.REFUSED)
                 return [Failure(error_text, isolate)] * len(texts)
             attempt += 1
             self.stats.retried += 1
