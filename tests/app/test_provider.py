@@ -138,7 +138,7 @@ async def test_n_batches_in_flight_over_a_bounded_pool(
     db: Database, server: EmbeddingServer
 ) -> None:
     await many_sources(30)
-    server.latency = 0.04
+    server.latency = 0.08
     report = await embed(EmbedOptions(batch_size=1, concurrency=4, backoff=FAST), db)
     assert report.failures == [] and report.counts["source"].embedded == 30
     assert server.max_in_flight == 4 == report.provider.peak_in_flight
@@ -153,7 +153,7 @@ async def test_http_providers_default_to_eight_in_flight(
     db: Database, server: EmbeddingServer
 ) -> None:
     await many_sources(24)
-    server.latency = 0.05
+    server.latency = 0.1
     report = await embed(EmbedOptions(batch_size=1, backoff=FAST), db)
     assert report.provider.concurrency == 8 and server.max_in_flight == 8
     assert server.max_open_connections <= 8
