@@ -24,6 +24,7 @@ __all__ = [
     "InvalidInputError",
     "MarkupRejectedError",
     "NotFoundError",
+    "NoteParseError",
     "OpenNotebookError",
     "ProviderHTTPError",
     "UnsupportedTextError",
@@ -60,3 +61,13 @@ class ProviderHTTPError(Exception):
         super().__init__(f"HTTP {status}: {message}")
         self.status = status
         self.retry_after = retry_after
+
+
+class NoteParseError(InvalidInputError):
+    """One note of a vault cannot be read: not UTF-8, or its YAML front matter is
+    malformed. ``path`` is the note's path relative to the vault."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.message = message

@@ -1,0 +1,238 @@
+"""A whole vault: reading, link resolution, edges."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+import unicodedata
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Literal
+
+from fastnotebook.errors import NoteParseError
+from fastnotebook.notes.chunk import chunk_note
+from fastnotebook.notes.config import NotesConfig
+from fastnotebook.notes.model import Edge, Note, NoteChunk, NoteError, VaultParse
+from fastnotebook.notes.parse import parse_note, path_slug
+
+__all__ = ["LinkResolver", "edges_for_note", "edges_of_note", "read_vault", "vault_files"]
+
+_DEFAULT = NotesConfig()
+
+
+def _key(text: str) -> str:
+    return unicodedata.normalize("NFC", text).strip().casefold()
+
+
+def _strip_md(path: str) -> str:
+    return path[:-3] if path.lower().endswith(".md") else path
+
+
+class LinkResolver:
+    """Resolves link targets to note ids as Obsidian does, case-insensitively.
+
+    In order: the path relative to the linking note (Markdown links), the
+    vault path (with or without ``.md``), the file name, the note id, an
+    alias, the title, and a path suffix (``folder/Note``). Where several notes
+    match one rule the shortest path wins (then the first in path order).
+    """
+
+    def __init__(self, notes: Iterable[Note]) -> None:
+        ordered = sorted(notes, key=lambda n: (len(n.path), n.path))
+        self._path: dict[str, str] = {}
+        self._name: dict[str, str] = {}
+        self._id: dict[str, str] = {}
+        self._alias: dict[str, str] = {}
+        self._title: dict[str, str] = {}
+        self._suffix: dict[str, str] = {}
+        for note in ordered:
+            stem_path = _key(_strip_md(note.path))
+            self._path.setdefault(stem_path, note.id)
+            name = stem_path.rsplit("/", 1)[-1]
+            self._name.setdefault(name, note.id)
+            self._id.setdefault(_key(note.id), note.id)
+            for alias in note.aliases:
+                self._alias.setdefault(_key(alias), note.id)
+            self._title.setdefault(_key(note.title), note.id)
+            parts = stem_path.split("/")
+            for k in range(1, len(parts) - 1):
+                self._suffix.setdefault("/".join(parts[k:]), note.id)
+
+    def resolve(self, target: str, source: Note | None = None) -> str | None:
+        """The id of the note ``target`` names, ``None`` when there is none."""
+        raw = target.replace("\\", "/").strip()
+        if not raw:
+            return None
+        if source is not None and (raw.startswith("./") or raw.startswith("../")):
+            base = posixpath.dirname(source.path)
+            joined = posixpath.normpath(posixpath.join(base, raw))
+            hit = self._path.get(_key(_strip_md(joined)))
+            if hit is not None:
+                return hit
+        key = _key(_strip_md(raw.lstrip("/")))
+        if source is not None and "/" in key and not raw.startswith("/"):
+            base = posixpath.dirname(source.path)
+            if base:
+                rel = _key(_strip_md(posixpath.normpath(posixpath.join(base, raw))))
+                hit = self._path.get(rel)
+                if hit is not None:
+                    return hit
+        for table in (self._path, self._name, self._id, self._alias, self._title, self._suffix):
+            hit = table.get(key)
+            if hit is not None:
+                return hit
+        full = _key(raw)
+        if full != key:
+            for table in (self._id, self._alias, self._title):
+                hit = table.get(full)
+                if hit is not None:
+                    return hit
+        return None
+
+
+def edges_for_note(
+    note: Note,
+    chunks: Sequence[NoteChunk],
+    resolver: LinkResolver,
+    config: NotesConfig = _DEFAULT,
+) -> list[Edge]:
+    """The edges one note owns: belongs_to, prev/next, chunk references,
+    backlinks (deduplicated), and note-scope references when configured."""
+    edges: list[Edge] = []
+    nid = note.id
+    for chunk in chunks:
+        edges.append(Edge("belongs_to", chunk.id, nid, "chunk", nid, "ok"))
+    for k, chunk in enumerate(chunks):
+        if k > 0:
+            edges.append(Edge("prev", chunk.id, chunks[k - 1].id, "chunk", nid, "ok"))
+        if k + 1 < len(chunks):
+            edges.append(Edge("next", chunk.id, chunks[k + 1].id, "chunk", nid, "ok"))
+    starts = [c.char_start for c in chunks]
+    targets: dict[str, Literal["ok", "unresolved"]] = {}  # target id -> status, first-seen order
+    for link in note.links:
+        if link.in_suggestions:
+            continue
+        resolved = resolver.resolve(link.target, note)
+        target = resolved if resolved is not None else link.target
+        status: Literal["ok", "unresolved"] = "ok" if resolved is not None else "unresolved"
+        if chunks:
+            k = _chunk_at(starts, link.start)
+            edges.append(Edge("references", chunks[k].id, target, "chunk", nid, status))
+        targets.setdefault(target, status)
+    for target, status in targets.items():
+        if status == "ok":
+            edges.append(Edge("backlink", target, nid, "note", nid, "ok"))
+    if config.note_scope_references:
+        for target, status in targets.items():
+            edges.append(Edge("references", nid, target, "note", nid, status))
+    return edges
+
+
+def _chunk_at(starts: Sequence[int], offset: int) -> int:
+    lo, hi = 0, len(starts)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if starts[mid] <= offset:
+            lo = mid + 1
+        else:
+            hi = mid
+    return max(lo - 1, 0)
+
+
+def vault_files(root: str | os.PathLike[str]) -> list[str]:
+    """The vault-relative paths (``/`` separators, sorted) of every ``*.md``
+    file under ``root``, dot-folders (``.obsidian``, ``.git``, ``.trash``) skipped."""
+    base = Path(root)
+    if not base.is_dir():
+        raise NotADirectoryError(f"vault folder not found: {root}")
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        rel_dir = Path(dirpath).relative_to(base).as_posix()
+        for name in filenames:
+            if name.startswith(".") or not name.lower().endswith(".md"):
+                continue
+            found.append(name if rel_dir == "." else f"{rel_dir}/{name}")
+    return sorted(found)
+
+
+def read_vault(root: str | os.PathLike[str], config: NotesConfig = _DEFAULT) -> VaultParse:
+    """Parse, chunk and link every note of a vault folder.
+
+    A file that is not UTF-8 or whose front matter is malformed becomes a
+    ``NoteError`` (the others are unaffected); so does a second note claiming a
+    front matter ``id`` already taken. Notes are sorted by path.
+    """
+    base = Path(root)
+    notes: list[Note] = []
+    errors: list[NoteError] = []
+    claimed: dict[str, str] = {}
+    for rel in vault_files(base):
+        try:
+            data = (base / rel).read_bytes()
+        except OSError as exc:
+            errors.append(NoteError(rel, f"cannot read the file: {exc.strerror or exc}"))
+            continue
+        try:
+            raw = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            errors.append(NoteError(rel, f"not valid UTF-8 (byte {exc.start})"))
+            continue
+        try:
+            note = parse_note(rel, raw, config)
+        except NoteParseError as exc:
+            errors.append(NoteError(rel, exc.message))
+            continue
+        notes.append(note)
+    # Ids: explicit front matter ids first, then slugs; a slug that collides
+    # gets a suffix from its path's hash, a duplicate explicit id is an error.
+    unique: list[Note] = []
+    explicit = [n for n in notes if n.id != path_slug(n.path)]
+    for note in explicit:
+        key = note.id.casefold()
+        if key in claimed:
+            errors.append(
+                NoteError(note.path, f"duplicate note id {note.id!r} (also {claimed[key]})")
+            )
+            continue
+        claimed[key] = note.path
+        unique.append(note)
+    for note in notes:
+        if note.id != path_slug(note.path):
+            continue
+        key = note.id.casefold()
+        if key in claimed:
+            digest = hashlib.sha1(note.path.encode()).hexdigest()[:8]
+            note = _with_id(note, f"{note.id}-{digest}")
+            key = note.id.casefold()
+        claimed[key] = note.path
+        unique.append(note)
+    unique.sort(key=lambda n: n.path)
+    resolver = LinkResolver(unique)
+    chunks: dict[str, list[NoteChunk]] = {}
+    edges: list[Edge] = []
+    for note in unique:
+        note_chunks = chunk_note(note, config, resolve=resolver.resolve)
+        chunks[note.id] = note_chunks
+        edges.extend(edges_for_note(note, note_chunks, resolver, config))
+    errors.sort(key=lambda e: e.path)
+    return VaultParse(notes=unique, chunks=chunks, edges=edges, errors=errors)
+
+
+def _with_id(note: Note, new_id: str) -> Note:
+    from dataclasses import replace
+
+    return replace(note, id=new_id)
+
+
+def edges_of_note(vault: VaultParse, note_id: str) -> list[Edge]:
+    """The edges owned by one note (``edge.note_id == note_id``)."""
+    index = vault.__dict__.get("_edges_by_note")
+    if index is None or index[0] is not vault.edges or index[1] != len(vault.edges):
+        by_note: dict[str, list[Edge]] = {}
+        for edge in vault.edges:
+            by_note.setdefault(edge.note_id, []).append(edge)
+        index = (vault.edges, len(vault.edges), by_note)
+        vault.__dict__["_edges_by_note"] = index
+    return list(index[2].get(note_id, []))

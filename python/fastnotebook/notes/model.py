@@ -1,0 +1,129 @@
+"""The records of a parsed vault: notes, links, chunks, edges, errors."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any, Literal
+
+__all__ = [
+    "SCHEMA_NAMES",
+    "Edge",
+    "LinkKind",
+    "Note",
+    "NoteChunk",
+    "NoteError",
+    "NoteLink",
+    "VaultParse",
+    "json_schema",
+]
+
+LinkKind = Literal["wikilink", "embed", "markdown"]
+EdgeKind = Literal["belongs_to", "prev", "next", "references", "backlink"]
+
+
+@dataclass(frozen=True)
+class NoteLink:
+    """One link of a note body; ``start``/``end`` are code points into the body."""
+
+    kind: LinkKind
+    target: str
+    heading: str | None
+    block: str | None
+    display: str | None
+    start: int
+    end: int
+    in_suggestions: bool
+
+
+@dataclass(frozen=True)
+class Note:
+    """One Markdown file of a vault. ``raw == frontmatter_text + body``."""
+
+    id: str
+    path: str
+    raw: str
+    frontmatter_text: str
+    body: str
+    frontmatter: dict[str, Any]
+    title: str
+    type: str | None
+    tags: tuple[str, ...]
+    aliases: tuple[str, ...]
+    created: str | None
+    updated: str | None
+    links: tuple[NoteLink, ...]
+    hash: str
+    hash_fulltext: str
+
+
+@dataclass(frozen=True)
+class NoteChunk:
+    """One chunk of a note body: ``text == body[char_start:char_end]``."""
+
+    note_id: str
+    id: str
+    index: int
+    text: str
+    char_start: int
+    char_end: int
+    start_line: int
+    end_line: int
+    section_title: str | None
+    section_path: tuple[str, ...]
+    prev_id: str | None
+    next_id: str | None
+    token_count: int
+    char_count: int
+    embed_text: str
+    wikilinks: tuple[str, ...]
+    references: tuple[dict[str, str], ...]
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Edge:
+    """One edge of the vault graph (``target_id`` is the raw target when unresolved)."""
+
+    kind: EdgeKind
+    source_id: str
+    target_id: str
+    scope: Literal["chunk", "note"]
+    note_id: str
+    status: Literal["ok", "unresolved"]
+
+
+@dataclass(frozen=True)
+class NoteError:
+    """A file of the vault that could not be read or parsed (reported, skipped)."""
+
+    path: str
+    message: str
+
+
+@dataclass
+class VaultParse:
+    """A whole vault: notes sorted by path, chunks by note id, every edge, errors."""
+
+    notes: list[Note]
+    chunks: dict[str, list[NoteChunk]]
+    edges: list[Edge]
+    errors: list[NoteError]
+
+
+SCHEMA_NAMES = ("chunk_point", "note_point", "edge")
+
+
+def json_schema(name: str) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) shipped for a Qdrant payload:
+    ``"chunk_point"``, ``"note_point"`` or ``"edge"``."""
+    if name not in SCHEMA_NAMES:
+        raise ValueError(f"unknown schema {name!r}; choose one of {', '.join(SCHEMA_NAMES)}")
+    text = (
+        resources.files("fastnotebook.notes")
+        .joinpath(f"schemas/{name}.schema.json")
+        .read_text("utf-8")
+    )
+    schema: dict[str, Any] = json.loads(text)
+    return schema

@@ -1,0 +1,330 @@
+"""Parsing one note: front matter, metadata, links, hashes."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import math
+import posixpath
+import re
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import unquote
+
+import yaml
+
+from fastnotebook.errors import NoteParseError
+from fastnotebook.notes import _scan
+from fastnotebook.notes.config import NotesConfig
+from fastnotebook.notes.model import Note, NoteLink
+
+__all__ = [
+    "content_hash",
+    "normalise_for_hash",
+    "parse_note",
+    "path_slug",
+    "split_frontmatter",
+]
+
+_DEFAULT = NotesConfig()
+
+# The C loader when PyYAML was built with libyaml.
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def split_frontmatter(raw: str) -> tuple[str, str]:
+    """``(frontmatter_text, body)`` with ``frontmatter_text + body == raw``.
+
+    Front matter is a ``---`` line at the very top (after an optional byte
+    order mark) up to the next ``---`` or ``...`` line, both lines and their
+    line ends included. Without a closing line there is no front matter (the
+    ``---`` is a thematic break, as Obsidian shows it).
+    """
+    end = _scan.frontmatter_end(raw)
+    return raw[:end], raw[end:]
+
+
+def _yaml_text(frontmatter_text: str) -> str:
+    text = frontmatter_text.removeprefix("\ufeff")
+    lines = text.splitlines()
+    return "\n".join(lines[1:-1])
+
+
+def _json_value(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, _dt.datetime | _dt.date | _dt.time):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(_json_value(k)): _json_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_value(v) for v in value]
+    if isinstance(value, set | frozenset):
+        return sorted((_json_value(v) for v in value), key=str)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def parse_frontmatter(path: str, frontmatter_text: str) -> dict[str, Any]:
+    """The YAML of a front matter block as JSON-compatible values (dates as ISO
+    strings); raises ``NoteParseError`` when it is not a YAML mapping."""
+    if not frontmatter_text:
+        return {}
+    try:
+        data = yaml.load(_yaml_text(frontmatter_text), Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise NoteParseError(path, f"malformed YAML front matter{where}: {problem}") from None
+    except (ValueError, OverflowError) as exc:  # e.g. an impossible date
+        raise NoteParseError(path, f"malformed YAML front matter: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, Mapping):
+        raise NoteParseError(
+            path,
+            f"front matter must be a YAML mapping of keys to values, not {type(data).__name__}",
+        )
+    result = _json_value(data)
+    assert isinstance(result, dict)
+    return result
+
+
+_SLUG_BAD = re.compile(r"[^\w/.\-]+")
+_DASHES = re.compile(r"-{2,}")
+
+
+def path_slug(path: str) -> str:
+    """A stable id from a vault-relative path: lower case, no ``.md``, runs of
+    characters other than letters, digits, ``_ . - /`` replaced by ``-``."""
+    stem = path[:-3] if path.lower().endswith(".md") else path
+    stem = unicodedata.normalize("NFC", stem).casefold()
+    parts = []
+    for part in stem.split("/"):
+        slug = _DASHES.sub("-", _SLUG_BAD.sub("-", part)).strip("-")
+        parts.append(slug or "-")
+    return "/".join(parts)
+
+
+def _scalar_text(value: Any) -> str | None:
+    if value is None or isinstance(value, dict | list):
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def _string_list(value: Any, *, tags: bool = False) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items: list[Any]
+    if isinstance(value, str):
+        items = re.split(r"[,\s]+", value) if tags else [value]
+    elif isinstance(value, list):
+        items = value
+    else:
+        items = [value]
+    out: list[str] = []
+    for item in items:
+        text = _scalar_text(item)
+        if text is None:
+            continue
+        if tags:
+            text = text.lstrip("#")
+        if text and text not in out:
+            out.append(text)
+    return tuple(out)
+
+
+# Embeds and links to these are attachments, not notes.
+_ATTACHMENT_EXT = frozenset(
+    [
+        "png",
+        "jpg",
+        "jpeg",
+        "gif",
+        "bmp",
+        "svg",
+        "webp",
+        "avif",
+        "tif",
+        "tiff",
+        "ico",
+        "heic",
+        "pdf",
+        "mp3",
+        "mp4",
+        "m4a",
+        "m4v",
+        "webm",
+        "ogg",
+        "ogv",
+        "wav",
+        "flac",
+        "mov",
+        "mkv",
+        "avi",
+        "3gp",
+        "canvas",
+        "base",
+        "excalidraw",
+        "zip",
+        "csv",
+        "json",
+        "txt",
+        "html",
+        "htm",
+        "css",
+        "js",
+    ]
+)
+
+
+def _is_attachment(target: str) -> bool:
+    name = target.rsplit("/", 1)[-1]
+    if "." not in name:
+        return False
+    return name.rsplit(".", 1)[1].casefold() in _ATTACHMENT_EXT
+
+
+def _split_wiki_inner(inner: str) -> tuple[str, str | None, str | None, str | None]:
+    target, display = inner, None
+    if "|" in inner:
+        target, display = inner.split("|", 1)
+        target = target.removesuffix("\\")  # `\|` inside a table cell
+    heading = block = None
+    if "#" in target:
+        target, rest = target.split("#", 1)
+        if rest.startswith("^"):
+            block = rest[1:] or None
+        else:
+            heading = rest or None
+    elif "^" in target:
+        target, block = target.split("^", 1)
+        block = block or None
+    return target.strip(), heading, block, display
+
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
+
+
+def _markdown_target(raw_target: str) -> tuple[str, str | None, str | None] | None:
+    target = raw_target.strip()
+    if target.startswith("<") and target.endswith(">"):
+        target = target[1:-1]
+    if not target or target.startswith("#") or _SCHEME.match(target):
+        return None
+    fragment: str | None = None
+    if "#" in target:
+        target, fragment = target.split("#", 1)
+    target = unquote(target)
+    if not target.lower().endswith(".md"):
+        return None
+    heading = block = None
+    if fragment:
+        fragment = unquote(fragment)
+        if fragment.startswith("^"):
+            block = fragment[1:] or None
+        else:
+            heading = fragment
+    return target, heading, block
+
+
+def _links(body: str, config: NotesConfig) -> tuple[NoteLink, ...]:
+    scanned = _scan.scan_links(body, config.suggestion_headings)
+    links: list[NoteLink] = []
+    for kind, start, end, inner, url, in_sugg in scanned:
+        if kind == "markdown" or (kind == "embed" and url is not None):
+            parsed = _markdown_target(url or "")
+            if parsed is None:
+                continue
+            target, heading, block = parsed
+            display: str | None = inner
+        else:
+            target, heading, block, display = _split_wiki_inner(inner)
+        if not target or _is_attachment(target):
+            continue
+        links.append(
+            NoteLink(
+                kind=kind,  # type: ignore[arg-type]
+                target=target,
+                heading=heading,
+                block=block,
+                display=display,
+                start=start,
+                end=end,
+                in_suggestions=in_sugg,
+            )
+        )
+    return tuple(links)
+
+
+def normalise_for_hash(text: str, normalisation: str = "canonical") -> str:
+    """The text that is hashed (never stored): ``\\r\\n`` -> ``\\n``, trailing
+    spaces and tabs of each line trimmed, and in ``canonical`` mode every run of
+    blank lines reduced to one."""
+    if normalisation == "none":
+        return text
+    return _scan.normalise(text, canonical=normalisation == "canonical")
+
+
+def content_hash(frontmatter_text: str, body: str, config: NotesConfig = _DEFAULT) -> str:
+    """The change-detection hash of a note per ``config.hash_mode`` and
+    ``config.normalisation`` (SHA-256, hex)."""
+    digest = hashlib.sha256()
+    digest.update(config.hash_mode.encode())
+    if config.hash_mode in ("frontmatter", "body+frontmatter"):
+        digest.update(b"\x00fm\x00")
+        digest.update(normalise_for_hash(frontmatter_text, config.normalisation).encode())
+    if config.hash_mode in ("body", "body+frontmatter"):
+        digest.update(b"\x00body\x00")
+        digest.update(normalise_for_hash(body, config.normalisation).encode())
+    return digest.hexdigest()
+
+
+def _norm_path(path: str) -> str:
+    path = path.replace("\\", "/")
+    path = posixpath.normpath(path) if path else path
+    return path.removeprefix("./")
+
+
+def parse_note(path: str, raw: str, config: NotesConfig = _DEFAULT) -> Note:
+    """Parse one note (``path`` relative to the vault, ``/`` separators).
+
+    Raises ``NoteParseError`` when the front matter is malformed YAML or not a
+    mapping.
+    """
+    path = _norm_path(path)
+    frontmatter_text, body = split_frontmatter(raw)
+    meta = parse_frontmatter(path, frontmatter_text)
+    note_id = _scalar_text(meta.get("id")) or path_slug(path)
+    title = _scalar_text(meta.get("title")) or _scan.first_h1(body)
+    if not title:
+        stem = path.rsplit("/", 1)[-1]
+        title = stem[:-3] if stem.lower().endswith(".md") else stem
+    note_type = _scalar_text(meta.get("type"))
+    tags = _string_list(meta.get("tags", meta.get("tag")), tags=True)
+    aliases = _string_list(meta.get("aliases", meta.get("alias")))
+    created = _scalar_text(meta.get("created"))
+    updated = _scalar_text(meta.get("updated", meta.get("modified")))
+    return Note(
+        id=note_id,
+        path=path,
+        raw=raw,
+        frontmatter_text=frontmatter_text,
+        body=body,
+        frontmatter=meta,
+        title=title,
+        type=note_type,
+        tags=tags,
+        aliases=aliases,
+        created=created,
+        updated=updated,
+        links=_links(body, config),
+        hash=content_hash(frontmatter_text, body, config),
+        hash_fulltext=hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest(),
+    )
