@@ -8,6 +8,7 @@ pub mod batch;
 pub mod chunking;
 pub mod cleaning;
 pub mod error;
+pub mod notes;
 pub mod pooling;
 pub mod records;
 pub mod text;

@@ -39,6 +39,7 @@ MODULES = (
     "fastnotebook.splitters",
     "fastnotebook.context_builder",
     "fastnotebook.errors",
+    "fastnotebook.notes",
 )
 
 MARKER = "<!-- api:begin -->"

@@ -28,6 +28,11 @@ __all__ = [
     "_chunk_records_many",
     "_chunk_semantic",
     "_html_text",
+    "_notes_body",
+    "_notes_chunk",
+    "_notes_frontmatter_end",
+    "_notes_normalise",
+    "_notes_scan",
     "_panic_for_tests",
     "_relink_chunks",
     "_sentence_spans",
@@ -303,3 +308,29 @@ def _chunk_semantic(
     context_headers: str | None = None,
     doc_id: str | None = None,
 ) -> tuple[list[Chunk], str]: ...
+
+# Note vaults (fastnotebook.notes): offsets in code points.
+def _notes_frontmatter_end(raw: str) -> int: ...
+def _notes_normalise(text: str, canonical: bool) -> str: ...
+def _notes_scan(
+    body: str, suggestion_headings: list[str]
+) -> tuple[list[tuple[int, int, int, int, int, int, int, bool]], str | None]: ...
+def _notes_chunk(
+    body: str,
+    limits: tuple[int, int, int, int],
+    overlap: int = 50,
+    encoding: str = "o200k_base",
+) -> list[tuple[int, int, int, int, int, int, list[str], bool, bool, str | None]]: ...
+def _notes_body(
+    body: str,
+    suggestion_headings: list[str],
+    limits: tuple[int, int, int, int],
+    overlap: int,
+    encoding: str,
+    normalise: str | None,
+) -> tuple[
+    list[tuple[int, int, int, int, int, int, int, bool]],
+    str | None,
+    str | None,
+    list[tuple[int, int, int, int, int, int, list[str], bool, bool, str | None]],
+]: ...

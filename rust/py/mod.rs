@@ -6,6 +6,7 @@ mod cleaning;
 #[cfg(feature = "test-hooks")]
 mod hooks;
 mod langchain;
+mod notes;
 mod pooling;
 mod records;
 mod text;
@@ -55,6 +56,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     chunking::register(m)?;
     cleaning::register(m)?;
     langchain::register(m)?;
+    notes::register(m)?;
     pooling::register(m)?;
     records::register(m)?;
     tokens::register(m)

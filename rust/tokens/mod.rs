@@ -236,6 +236,21 @@ impl Tokenizer {
         n
     }
 
+    /// The count of `text`, calling `on_piece(end, tokens)` for each piece
+    /// the split pattern cuts (`end`: byte offset after the piece). The count
+    /// of a text is the sum of its pieces' counts, so prefix sums of these
+    /// give the exact count of any span that starts and ends between pieces.
+    pub fn count_pieces_of(&self, text: &str, mut on_piece: impl FnMut(usize, usize)) -> usize {
+        cache::with(self.encoding, |cache| match self.encoding {
+            Encoding::O200kBase => {
+                self.count_pieces::<true>(text, usize::MAX, cache, &mut on_piece)
+            }
+            Encoding::Cl100kBase => {
+                self.count_pieces::<false>(text, usize::MAX, cache, &mut on_piece)
+            }
+        })
+    }
+
     /// `len(tiktoken.get_encoding(name).encode(text, disallowed_special=()))`.
     pub fn count(&self, text: &str) -> usize {
         self.count_up_to(text, usize::MAX)

@@ -145,6 +145,10 @@ def test_run_covers_every_section(tmp_path: Path) -> None:
         assert ours[0].chunks == ours[1].chunks
         assert all(r.ratio_to_fastest_peer for r in ours)
     assert "Chunk records" in report.markdown(result)
+    # Note vaults: the generated one always (the real one when the variable is set).
+    assert result.notes[0].vault.startswith("generated")
+    assert all(r.mbs > 0 and r.chunks > r.notes > 0 and r.edges > 0 for r in result.notes)
+    assert "Note vaults" in report.markdown(result)
     plots = report.plot(result, tmp_path / "out")
     assert all(p.stat().st_size > 1000 for p in plots)
 

@@ -14,134 +14,9 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["MiniVault", "random_body", "write_mini_vault"]
+from fastnotebook.bench.notes import _code, _list, _paragraph, _quote, _table, random_body
 
-_WORDS = [
-    "note",
-    "graph",
-    "link",
-    "chunk",
-    "vault",
-    "token",
-    "block",
-    "table",
-    "fence",
-    "list",
-    "quote",
-    "callout",
-    "heading",
-    "section",
-    "alias",
-    "title",
-    "idea",
-    "thought",
-    "project",
-    "task",
-    "journal",
-    "memory",
-    "index",
-    "search",
-    "vector",
-    "review",
-    "draft",
-    "garden",
-    "atlas",
-    "river",
-    "stone",
-    "cloud",
-    "paper",
-    "window",
-    "lamp",
-    "bridge",
-    "signal",
-]
-_UNICODE = ["Zürich", "Ærø", "Łódź", "naïve", "façade", "東京", "مرحبا", "Ελλάδα", "🙂"]
-
-
-def _sentence(rng: random.Random, words: int = 12) -> str:
-    picked = [rng.choice(_WORDS) for _ in range(words)]
-    if rng.random() < 0.2:
-        picked[rng.randrange(len(picked))] = rng.choice(_UNICODE)
-    text = " ".join(picked)
-    return text[0].upper() + text[1:] + "."
-
-
-def _paragraph(rng: random.Random, sentences: int) -> str:
-    return " ".join(_sentence(rng, rng.randint(6, 18)) for _ in range(sentences))
-
-
-def _code(rng: random.Random, lines: int, fence: str = "```") -> str:
-    body = []
-    for k in range(lines):
-        body.append(f"    value_{k} = compute({k}, '[[Not A Link {k}]]')  # [x](fake.md)")
-        if k % 7 == 3:
-            body.append("")
-        if k % 11 == 5:
-            body.append("## not a heading inside code")
-    return f"{fence}python\n" + "\n".join(body) + f"\n{fence}"
-
-
-def _table(rng: random.Random, rows: int) -> str:
-    out = ["| name | value | link |", "| --- | ---: | :---: |"]
-    for k in range(rows):
-        out.append(
-            f"| {rng.choice(_WORDS)} {k} | {rng.randint(0, 999)} | [[Target {k % 3}\\|t{k}]] |"
-        )
-    return "\n".join(out)
-
-
-def _list(rng: random.Random, items: int, ordered: bool = False) -> str:
-    out = []
-    for k in range(items):
-        marker = f"{k + 1}." if ordered else rng.choice("-*+")
-        out.append(f"{marker} {_sentence(rng, rng.randint(4, 14))}")
-        if rng.random() < 0.3:
-            out.append(f"    - nested {_sentence(rng, 5)}")
-            if rng.random() < 0.3:
-                out.append(f"        - deeper {_sentence(rng, 4)}")
-    return "\n".join(out)
-
-
-def _quote(rng: random.Random, lines: int, callout: bool) -> str:
-    out = ["> [!note] A callout title"] if callout else []
-    out += [f"> {_sentence(rng, 8)}" for _ in range(lines)]
-    return "\n".join(out)
-
-
-def random_body(rng: random.Random, blocks: int, *, targets: tuple[str, ...] = ()) -> str:
-    """A random body of ``blocks`` blocks separated by blank lines."""
-    names = targets or ("Alpha", "Beta", "Gamma")
-    parts: list[str] = []
-    if rng.random() < 0.7:
-        parts.append(f"# {rng.choice(_WORDS).title()} title")
-    for _ in range(blocks):
-        r = rng.random()
-        if r < 0.12:
-            parts.append(f"{'#' * rng.choice((2, 2, 3, 4))} {_sentence(rng, 3)[:-1]}")
-        elif r < 0.42:
-            para = _paragraph(rng, rng.randint(1, 8))
-            if rng.random() < 0.5:
-                t = rng.choice(names)
-                para += rng.choice(
-                    (f" See [[{t}]].", f" Also [[{t}|this]].", f" `[[{t}]]` is code.", f" ![[{t}]]")
-                )
-            parts.append(para)
-        elif r < 0.58:
-            parts.append(_list(rng, rng.randint(2, 40), ordered=rng.random() < 0.3))
-        elif r < 0.70:
-            parts.append(
-                _code(rng, rng.choice((3, 8, 20, 150)), rng.choice(("```", "~~~", "````")))
-            )
-        elif r < 0.80:
-            parts.append(_table(rng, rng.choice((2, 5, 30, 120))))
-        elif r < 0.90:
-            parts.append(_quote(rng, rng.randint(1, 6), callout=rng.random() < 0.5))
-        elif r < 0.95:
-            parts.append("---")
-        else:
-            parts.append(_sentence(rng, 40 * rng.randint(1, 30)))  # one very long line
-    sep = rng.choice(("\n\n", "\n\n", "\n\n\n", "\n"))
-    return sep.join(parts) + rng.choice(("\n", "", "\n\n"))
+__all__ = ["MiniVault", "forbidden_cuts", "random_body", "write_mini_vault"]
 
 
 @dataclass
@@ -213,7 +88,7 @@ def write_mini_vault(root: Path, *, seed: int = 0, extra_notes: int = 6) -> Mini
         + "\n\n"
         + _table(rng, 12)
         + "\n\n## Section two\n\n"
-        + _code(rng, 260)
+        + _code(260)
         + "\n\n"
         + _list(rng, 30)
         + "\n\n### Deeper\n\n"
@@ -277,3 +152,48 @@ def write_mini_vault(root: Path, *, seed: int = 0, extra_notes: int = 6) -> Mini
             crlf=k % 5 == 4,
         )
     return vault
+
+
+def forbidden_cuts(body: str) -> set[int]:
+    """Offsets where no chunk may start: inside a fenced code block (after
+    its opening line, up to its closing line) or between two lines of a table
+    (a header row with a delimiter row under it and the rows after). An
+    independent oracle for the tests, written from CommonMark's fence rules."""
+    lines = body.splitlines(keepends=True)
+    starts = []
+    pos = 0
+    for line in lines:
+        starts.append(pos)
+        pos += len(line)
+    forbidden: set[int] = set()
+    fence: tuple[str, int] | None = None
+    table = False
+    for i, line in enumerate(lines):
+        text = line.rstrip("\r\n")
+        stripped = text.lstrip(" \t")
+        while stripped.startswith(">"):
+            stripped = stripped[1:].lstrip(" \t")
+        run = len(stripped) - len(stripped.lstrip(stripped[:1])) if stripped[:1] in "`~" else 0
+        if fence is not None:
+            forbidden.add(starts[i])
+            if run >= fence[1] and stripped[0] == fence[0] and not stripped[run:].strip():
+                fence = None
+            continue
+        if run >= 3 and not (stripped[0] == "`" and "`" in stripped[run:]):
+            fence = (stripped[0], run)
+            table = False
+            continue
+        is_row = "|" in text and bool(text.strip())
+        if table and is_row:
+            forbidden.add(starts[i])
+            continue
+        table = False
+        if (
+            is_row
+            and i + 1 < len(lines)
+            and "|" in lines[i + 1]
+            and set(lines[i + 1].strip().replace("|", "").replace(":", "").replace(" ", ""))
+            == {"-"}
+        ):
+            table = True
+    return forbidden

@@ -14,6 +14,7 @@ from typing import Any
 
 from fastnotebook.bench.corpus import KINDS
 from fastnotebook.bench.methods import OPEN_NOTEBOOK_HEAD
+from fastnotebook.bench.notes import NOTES_HEADER, notes_rows
 from fastnotebook.bench.records import RecordResult
 from fastnotebook.bench.runner import ChunkingResult, PoolingResult, Report, TokenResult
 
@@ -155,6 +156,12 @@ def sections(report: Report) -> list[tuple[str, list[str], list[list[str]]]]:
             "Chunk records (fastnotebook.chunk against the closest peer)",
             RECORDS_HEADER,
             record_rows(report.records),
+        ),
+        (
+            "Note vaults (fastnotebook.notes.read_vault: parse + chunk + edges, no model, "
+            "single-threaded)",
+            NOTES_HEADER,
+            notes_rows(report.notes),
         ),
     ]
     if report.langchain:

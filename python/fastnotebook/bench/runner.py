@@ -28,6 +28,7 @@ from typing import Any
 from fastnotebook.bench import metrics
 from fastnotebook.bench.corpus import KINDS, Corpus, Document
 from fastnotebook.bench.methods import ENCODING, Method, chunking_methods
+from fastnotebook.bench.notes import NoteVaultResult, bench_notes
 from fastnotebook.bench.records import RecordResult, bench_records
 
 TINY_TOKENS = 5
@@ -460,6 +461,8 @@ class Report:
     langchain: list[Any] = field(default_factory=list)
     #: ``fastnotebook.chunk`` strategies against their closest peers.
     records: list[RecordResult] = field(default_factory=list)
+    #: ``fastnotebook.notes.read_vault`` on note vaults.
+    notes: list[NoteVaultResult] = field(default_factory=list)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, default=str)
@@ -492,6 +495,7 @@ def run(
         tokens=bench_tokens(corpus, repeats),
         pooling=bench_pooling(repeats, documents=pooling_documents),
         records=records,
+        notes=bench_notes(repeats),
     )
     (out_dir / "bench.json").write_text(report.to_json(), encoding="utf-8")
     return report

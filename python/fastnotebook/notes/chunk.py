@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from fastnotebook import _core
-from fastnotebook.notes import _plan
-from fastnotebook.notes._scan import BLANK
 from fastnotebook.notes.config import NotesConfig
 from fastnotebook.notes.model import Note, NoteChunk
+from fastnotebook.notes.parse import PLAN_ATTRIBUTE
 
 __all__ = ["body_from_chunks", "chunk_note"]
 
@@ -24,85 +24,67 @@ def chunk_note(
     *,
     resolve: Resolve | None = None,
 ) -> list[NoteChunk]:
-    """The chunks of a note's body (see ``docs/notes-rules.md`` for the rules).
+    """The chunks of a note's body (the rules: ``docs/notes-rules.md``).
 
     ``resolve(target, note)`` maps a link target to a note id (``None`` when
     it does not resolve); without it ``wikilinks`` and ``references`` carry the
-    raw targets.
+    raw targets. Links in a suggestions section appear in ``wikilinks`` but
+    not in ``references`` (they create no edges).
     """
     body = note.body
-    encoding = config.encoding
-
-    def count(texts: list[str]) -> list[int]:
-        return _core.token_counts(texts, encoding) if texts else []
-
-    planned, st, marks = _plan.plan_chunks(body, config.limits_for(note.type), count)
-    if not planned:
+    limits = config.limits_for(note.type)
+    cached = note.__dict__.get(PLAN_ATTRIBUTE)
+    if cached is not None and cached[0] == (limits, config.overlap, config.encoding):
+        rows = cached[1]
+    else:
+        rows = _core._notes_chunk(body, limits, config.overlap, config.encoding)
+    if not rows:
         return []
-    texts = [body[p.start : p.end] for p in planned]
-    tokens = count(texts)
-    # Section path at each chunk's first non-blank line.
-    paths: list[tuple[str, ...]] = []
-    stack: list[tuple[int, str]] = []
-    line_starts = [ln.start for ln in st.lines]
-    li = 0
-    for p in planned:
-        first = bisect.bisect_right(line_starts, p.start) - 1
-        while (
-            first < len(st.lines) - 1 and st.kinds[first] == BLANK and st.lines[first].end < p.end
-        ):
-            first += 1
-        while li <= first:
-            h = st.headings.get(li)
-            if h is not None:
-                level, title = h
-                while stack and stack[-1][0] >= level:
-                    stack.pop()
-                stack.append((level, title))
-            li += 1
-        paths.append(tuple(title for _, title in stack))
-    link_starts = [link.start for link in note.links]
-    ids = [f"{note.id}#c{k:02d}" for k in range(len(planned))]
+    links = note.links
+    link_starts = [link.start for link in links]
+    resolved: dict[str, str] = {}
+    ids = [f"{note.id}#c{k:02d}" for k in range(len(rows))]
+    last = len(rows) - 1
     chunks: list[NoteChunk] = []
-    for k, (p, text, tk) in enumerate(zip(planned, texts, tokens, strict=True)):
-        ov = p.start
-        if k > 0 and config.overlap > 0:
-            prev = planned[k - 1]
-            ov = _plan.overlap_start(body, st, marks, prev.start, prev.end, config.overlap, count)
-        lo = bisect.bisect_left(link_starts, p.start)
-        hi = bisect.bisect_left(link_starts, p.end)
+    for k, row in enumerate(rows):
+        start, end, ov, tokens, first_line, last_line, path, own, oversized, block = row
+        lo = bisect.bisect_left(link_starts, start)
+        hi = bisect.bisect_left(link_starts, end)
         wikilinks: list[str] = []
         references: list[dict[str, str]] = []
-        for link in note.links[lo:hi]:
-            target = (resolve(link.target, note) if resolve else None) or link.target
+        for link in links[lo:hi]:
+            target = resolved.get(link.target)
+            if target is None:
+                target = (resolve(link.target, note) if resolve else None) or link.target
+                resolved[link.target] = target
             if target not in wikilinks:
                 wikilinks.append(target)
             if not link.in_suggestions:
                 references.append({"kind": link.kind, "target_id": target})
-        metadata: dict[str, object] = {"overlap_start": ov}
-        if p.oversized:
+        metadata: dict[str, Any] = {"overlap_start": ov}
+        if oversized:
             metadata["oversized"] = True
-            metadata["block"] = p.block
-        if p.own:
+            metadata["block"] = block
+        elif own:
             metadata["block"] = "quote"
-        path = paths[k]
+        text = body[start:end]
         chunks.append(
             NoteChunk(
                 note_id=note.id,
                 id=ids[k],
                 index=k,
                 text=text,
-                char_start=p.start,
-                char_end=p.end,
-                start_line=body.count("\n", 0, p.start) + 1,
-                end_line=body.count("\n", 0, max(p.end - 1, p.start)) + 1,
+                char_start=start,
+                char_end=end,
+                start_line=first_line,
+                end_line=last_line,
                 section_title=path[-1] if path else None,
-                section_path=path,
+                section_path=tuple(path),
                 prev_id=ids[k - 1] if k > 0 else None,
-                next_id=ids[k + 1] if k + 1 < len(planned) else None,
-                token_count=tk,
-                char_count=len(text),
-                embed_text=body[ov : p.end],
+                next_id=ids[k + 1] if k < last else None,
+                token_count=tokens,
+                char_count=end - start,
+                embed_text=body[ov:end],
                 wikilinks=tuple(wikilinks),
                 references=tuple(references),
                 metadata=metadata,

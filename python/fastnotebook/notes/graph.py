@@ -46,6 +46,7 @@ class LinkResolver:
         self._alias: dict[str, str] = {}
         self._title: dict[str, str] = {}
         self._suffix: dict[str, str] = {}
+        self._cache: dict[tuple[str, str], str | None] = {}
         for note in ordered:
             stem_path = _key(_strip_md(note.path))
             self._path.setdefault(stem_path, note.id)
@@ -62,22 +63,23 @@ class LinkResolver:
     def resolve(self, target: str, source: Note | None = None) -> str | None:
         """The id of the note ``target`` names, ``None`` when there is none."""
         raw = target.replace("\\", "/").strip()
+        base = posixpath.dirname(source.path) if source is not None and "/" in raw else ""
+        key = (raw, base)
+        if key in self._cache:
+            return self._cache[key]
+        found = self._resolve(raw, base)
+        self._cache[key] = found
+        return found
+
+    def _resolve(self, raw: str, base: str) -> str | None:
         if not raw:
             return None
-        if source is not None and (raw.startswith("./") or raw.startswith("../")):
-            base = posixpath.dirname(source.path)
+        if base or raw.startswith(("./", "../")):
             joined = posixpath.normpath(posixpath.join(base, raw))
             hit = self._path.get(_key(_strip_md(joined)))
             if hit is not None:
                 return hit
         key = _key(_strip_md(raw.lstrip("/")))
-        if source is not None and "/" in key and not raw.startswith("/"):
-            base = posixpath.dirname(source.path)
-            if base:
-                rel = _key(_strip_md(posixpath.normpath(posixpath.join(base, raw))))
-                hit = self._path.get(rel)
-                if hit is not None:
-                    return hit
         for table in (self._path, self._name, self._id, self._alias, self._title, self._suffix):
             hit = table.get(key)
             if hit is not None:
@@ -188,7 +190,8 @@ def read_vault(root: str | os.PathLike[str], config: NotesConfig = _DEFAULT) -> 
     # Ids: explicit front matter ids first, then slugs; a slug that collides
     # gets a suffix from its path's hash, a duplicate explicit id is an error.
     unique: list[Note] = []
-    explicit = [n for n in notes if n.id != path_slug(n.path)]
+    slugs = {n.path: path_slug(n.path) for n in notes}
+    explicit = [n for n in notes if n.id != slugs[n.path]]
     for note in explicit:
         key = note.id.casefold()
         if key in claimed:
@@ -199,7 +202,7 @@ def read_vault(root: str | os.PathLike[str], config: NotesConfig = _DEFAULT) -> 
         claimed[key] = note.path
         unique.append(note)
     for note in notes:
-        if note.id != path_slug(note.path):
+        if note.id != slugs[note.path]:
             continue
         key = note.id.casefold()
         if key in claimed:

@@ -14,10 +14,10 @@ from urllib.parse import unquote
 
 import yaml
 
+from fastnotebook import _core
 from fastnotebook.errors import NoteParseError
-from fastnotebook.notes import _scan
 from fastnotebook.notes.config import NotesConfig
-from fastnotebook.notes.model import Note, NoteLink
+from fastnotebook.notes.model import LinkKind, Note, NoteLink
 
 __all__ = [
     "content_hash",
@@ -28,6 +28,10 @@ __all__ = [
 ]
 
 _DEFAULT = NotesConfig()
+
+#: Where parse_note keeps the chunk plan it computed (not a field: equality,
+#: repr and dataclasses.replace ignore it; chunk_note recomputes without it).
+PLAN_ATTRIBUTE = "_chunk_plan"
 
 # The C loader when PyYAML was built with libyaml.
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -41,7 +45,7 @@ def split_frontmatter(raw: str) -> tuple[str, str]:
     line ends included. Without a closing line there is no front matter (the
     ``---`` is a thematic break, as Obsidian shows it).
     """
-    end = _scan.frontmatter_end(raw)
+    end = _core._notes_frontmatter_end(raw)
     return raw[:end], raw[end:]
 
 
@@ -234,23 +238,29 @@ def _markdown_target(raw_target: str) -> tuple[str, str | None, str | None] | No
     return target, heading, block
 
 
-def _links(body: str, config: NotesConfig) -> tuple[NoteLink, ...]:
-    scanned = _scan.scan_links(body, config.suggestion_headings)
+_KINDS: tuple[LinkKind, ...] = ("wikilink", "embed", "markdown", "embed")
+
+
+def _links(
+    body: str, rows: list[tuple[int, int, int, int, int, int, int, bool]]
+) -> tuple[NoteLink, ...]:
     links: list[NoteLink] = []
-    for kind, start, end, inner, url, in_sugg in scanned:
-        if kind == "markdown" or (kind == "embed" and url is not None):
-            parsed = _markdown_target(url or "")
+    for code, start, end, inner_start, inner_end, url_start, url_end, in_sugg in rows:
+        inner = body[inner_start:inner_end]
+        display: str | None
+        if url_start >= 0:
+            parsed = _markdown_target(body[url_start:url_end])
             if parsed is None:
                 continue
             target, heading, block = parsed
-            display: str | None = inner
+            display = inner
         else:
             target, heading, block, display = _split_wiki_inner(inner)
         if not target or _is_attachment(target):
             continue
         links.append(
             NoteLink(
-                kind=kind,  # type: ignore[arg-type]
+                kind=_KINDS[code],
                 target=target,
                 heading=heading,
                 block=block,
@@ -264,26 +274,34 @@ def _links(body: str, config: NotesConfig) -> tuple[NoteLink, ...]:
 
 
 def normalise_for_hash(text: str, normalisation: str = "canonical") -> str:
-    """The text that is hashed (never stored): ``\\r\\n`` -> ``\\n``, trailing
-    spaces and tabs of each line trimmed, and in ``canonical`` mode every run of
-    blank lines reduced to one."""
-    if normalisation == "none":
-        return text
-    return _scan.normalise(text, canonical=normalisation == "canonical")
+    """The text that is hashed (never stored): ``\\r\\n`` -> ``\\n`` and trailing
+    spaces and tabs of each line trimmed in both modes; ``canonical`` also
+    reduces every run of blank lines to one. (``hash_fulltext`` is the exact
+    bytes.)"""
+    if normalisation not in ("canonical", "none"):
+        raise ValueError(f"normalisation must be 'canonical' or 'none', got {normalisation!r}")
+    return _core._notes_normalise(text, normalisation == "canonical")
+
+
+def _digest(hash_mode: str, frontmatter: str | None, body: str | None) -> str:
+    digest = hashlib.sha256()
+    digest.update(hash_mode.encode())
+    if frontmatter is not None:
+        digest.update(b"\x00fm\x00")
+        digest.update(frontmatter.encode("utf-8", "surrogatepass"))
+    if body is not None:
+        digest.update(b"\x00body\x00")
+        digest.update(body.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
 
 
 def content_hash(frontmatter_text: str, body: str, config: NotesConfig = _DEFAULT) -> str:
     """The change-detection hash of a note per ``config.hash_mode`` and
     ``config.normalisation`` (SHA-256, hex)."""
-    digest = hashlib.sha256()
-    digest.update(config.hash_mode.encode())
-    if config.hash_mode in ("frontmatter", "body+frontmatter"):
-        digest.update(b"\x00fm\x00")
-        digest.update(normalise_for_hash(frontmatter_text, config.normalisation).encode())
-    if config.hash_mode in ("body", "body+frontmatter"):
-        digest.update(b"\x00body\x00")
-        digest.update(normalise_for_hash(body, config.normalisation).encode())
-    return digest.hexdigest()
+    mode = config.hash_mode
+    fm = normalise_for_hash(frontmatter_text, config.normalisation) if mode != "body" else None
+    text = normalise_for_hash(body, config.normalisation) if mode != "frontmatter" else None
+    return _digest(mode, fm, text)
 
 
 def _norm_path(path: str) -> str:
@@ -302,16 +320,29 @@ def parse_note(path: str, raw: str, config: NotesConfig = _DEFAULT) -> Note:
     frontmatter_text, body = split_frontmatter(raw)
     meta = parse_frontmatter(path, frontmatter_text)
     note_id = _scalar_text(meta.get("id")) or path_slug(path)
-    title = _scalar_text(meta.get("title")) or _scan.first_h1(body)
+    note_type = _scalar_text(meta.get("type"))
+    # One pass of the core over the body: links, first H1, the text to hash,
+    # and the chunk plan (kept for chunk_note with the same settings).
+    limits = config.limits_for(note_type)
+    mode = config.hash_mode
+    rows, h1, body_norm, plan = _core._notes_body(
+        body,
+        list(config.suggestion_headings),
+        limits,
+        config.overlap,
+        config.encoding,
+        None if mode == "frontmatter" else config.normalisation,
+    )
+    title = _scalar_text(meta.get("title")) or h1
     if not title:
         stem = path.rsplit("/", 1)[-1]
         title = stem[:-3] if stem.lower().endswith(".md") else stem
-    note_type = _scalar_text(meta.get("type"))
+    fm_norm = normalise_for_hash(frontmatter_text, config.normalisation) if mode != "body" else None
     tags = _string_list(meta.get("tags", meta.get("tag")), tags=True)
     aliases = _string_list(meta.get("aliases", meta.get("alias")))
     created = _scalar_text(meta.get("created"))
     updated = _scalar_text(meta.get("updated", meta.get("modified")))
-    return Note(
+    note = Note(
         id=note_id,
         path=path,
         raw=raw,
@@ -324,7 +355,9 @@ def parse_note(path: str, raw: str, config: NotesConfig = _DEFAULT) -> Note:
         aliases=aliases,
         created=created,
         updated=updated,
-        links=_links(body, config),
-        hash=content_hash(frontmatter_text, body, config),
+        links=_links(body, rows),
+        hash=_digest(mode, fm_norm, body_norm),
         hash_fulltext=hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest(),
     )
+    object.__setattr__(note, PLAN_ATTRIBUTE, ((limits, config.overlap, config.encoding), plan))
+    return note

@@ -14,9 +14,20 @@ use crate::records::Value;
 
 /// Where the body starts after the front matter, and the metadata entries.
 pub fn split_off(source: &str) -> (usize, Vec<(String, Value)>) {
+    match block(source) {
+        Some((yaml, next)) => (next, vec![("front_matter".to_string(), parse(yaml))]),
+        None => (0, Vec::new()),
+    }
+}
+
+/// The front matter block at the top of `source`: its YAML text (between
+/// the `---` lines) and the byte offset where the body starts (after the
+/// closing `---` or `...` line and its line end); `None` when `source` does
+/// not start with a `---` line or the block is never closed.
+pub fn block(source: &str) -> Option<(&str, usize)> {
     let first_end = source.find('\n').unwrap_or(source.len());
     if source[..first_end].trim_end() != "---" {
-        return (0, Vec::new());
+        return None;
     }
     let mut at = (first_end + 1).min(source.len());
     let content_start = at;
@@ -24,13 +35,12 @@ pub fn split_off(source: &str) -> (usize, Vec<(String, Value)>) {
         let end = source[at..].find('\n').map_or(source.len(), |i| at + i);
         let line = source[at..end].trim_end();
         if line == "---" || line == "..." {
-            let yaml = &source[content_start..at];
             let next = (end + 1).min(source.len());
-            return (next, vec![("front_matter".to_string(), parse(yaml))]);
+            return Some((&source[content_start..at], next));
         }
         at = end + 1;
     }
-    (0, Vec::new())
+    None
 }
 
 /// The lines that matter: (indent, text without the indent).
