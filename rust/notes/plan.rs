@@ -768,8 +768,8 @@ pub fn plan(
 /// longest suffix of it of at most `overlap + 10` tokens that starts at a line
 /// start or, in prose, a word start, never inside a code block or table;
 /// `prev_end` (none) when no such suffix fits. Candidates are found with the
-/// prefix sums (a start inside a piece can be off by a token) and the chosen
-/// one is counted exactly.
+/// prefix sums (a start inside a piece can be off by a token or two) and the
+/// chosen one is counted exactly unless both its ends fall between pieces.
 #[allow(clippy::too_many_arguments)]
 fn overlap_from(
     text: &str,
@@ -820,8 +820,14 @@ fn overlap_from(
         }
     }
     // Longest first, counted exactly.
+    let end_aligned = tok.is_piece_end(prev_end);
     for &c in candidates.iter().rev() {
-        if tokenizer.count(text.get(c..prev_end).unwrap_or("")) <= budget {
+        let tokens = if end_aligned && tok.is_piece_end(c) {
+            end_count.saturating_sub(tok.at(c))
+        } else {
+            tokenizer.count(text.get(c..prev_end).unwrap_or(""))
+        };
+        if tokens <= budget {
             return c;
         }
     }

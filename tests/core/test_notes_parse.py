@@ -53,6 +53,8 @@ def test_metadata_is_json_compatible() -> None:
     assert note.aliases == ("One",)
     assert (note.created, note.updated) == ("2024-01-02", "2024-03-04T05:06:07")
     assert note.id == "dir/my-note"
+    keys = parse_note("k.md", "---\n1: a\nnull: b\nfalse: c\n2024-01-01: d\n---\n").frontmatter
+    assert keys == {"1": "a", "null": "b", "false": "c", "2024-01-01": "d"}
     assert note.path == "dir/My Note.md"
     assert note.raw == note.frontmatter_text + note.body
 
@@ -77,6 +79,7 @@ def test_tags_from_a_string() -> None:
         ("---\nkey: value\n  bad: indent\n---\n", "malformed YAML"),
         ("---\ncreated: 2024-13-45\n---\n", "malformed YAML"),
         ("---\n!!python/object:os.system x: 1\n---\n", "malformed YAML"),
+        ("---\nx: " + "[" * 5000 + "]" * 5000 + "\n---\n", "YAML front matter"),
     ],
 )
 def test_malformed_front_matter_is_a_note_error(raw: str, fragment: str) -> None:

@@ -14,7 +14,7 @@ from fastnotebook.errors import NoteParseError
 from fastnotebook.notes.chunk import chunk_note
 from fastnotebook.notes.config import NotesConfig
 from fastnotebook.notes.model import Edge, Note, NoteChunk, NoteError, VaultParse
-from fastnotebook.notes.parse import parse_note, path_slug
+from fastnotebook.notes.parse import parse_note
 
 __all__ = ["LinkResolver", "edges_for_note", "edges_of_note", "read_vault", "vault_files"]
 
@@ -190,8 +190,7 @@ def read_vault(root: str | os.PathLike[str], config: NotesConfig = _DEFAULT) -> 
     # Ids: explicit front matter ids first, then slugs; a slug that collides
     # gets a suffix from its path's hash, a duplicate explicit id is an error.
     unique: list[Note] = []
-    slugs = {n.path: path_slug(n.path) for n in notes}
-    explicit = [n for n in notes if n.id != slugs[n.path]]
+    explicit = [n for n in notes if _has_explicit_id(n)]
     for note in explicit:
         key = note.id.casefold()
         if key in claimed:
@@ -202,7 +201,7 @@ def read_vault(root: str | os.PathLike[str], config: NotesConfig = _DEFAULT) -> 
         claimed[key] = note.path
         unique.append(note)
     for note in notes:
-        if note.id != slugs[note.path]:
+        if _has_explicit_id(note):
             continue
         key = note.id.casefold()
         if key in claimed:
@@ -221,6 +220,11 @@ def read_vault(root: str | os.PathLike[str], config: NotesConfig = _DEFAULT) -> 
         edges.extend(edges_for_note(note, note_chunks, resolver, config))
     errors.sort(key=lambda e: e.path)
     return VaultParse(notes=unique, chunks=chunks, edges=edges, errors=errors)
+
+
+def _has_explicit_id(note: Note) -> bool:
+    value = note.frontmatter.get("id")
+    return value is not None and not isinstance(value, dict | list) and bool(str(value).strip())
 
 
 def _with_id(note: Note, new_id: str) -> Note:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import json
 import math
 import posixpath
 import re
@@ -63,7 +64,7 @@ def _json_value(value: Any) -> Any:
     if isinstance(value, _dt.datetime | _dt.date | _dt.time):
         return value.isoformat()
     if isinstance(value, Mapping):
-        return {str(_json_value(k)): _json_value(v) for k, v in value.items()}
+        return {_json_key(k): _json_value(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_json_value(v) for v in value]
     if isinstance(value, set | frozenset):
@@ -71,6 +72,14 @@ def _json_value(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return str(value)
+
+
+def _json_key(key: Any) -> str:
+    """A mapping key as JSON writes it (``null``, ``true``, ``1``, ISO dates)."""
+    if isinstance(key, str):
+        return key
+    value = _json_value(key)
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def parse_frontmatter(path: str, frontmatter_text: str) -> dict[str, Any]:
@@ -85,8 +94,10 @@ def parse_frontmatter(path: str, frontmatter_text: str) -> dict[str, Any]:
         where = f" at line {mark.line + 2}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise NoteParseError(path, f"malformed YAML front matter{where}: {problem}") from None
-    except (ValueError, OverflowError) as exc:  # e.g. an impossible date
+    except (ValueError, OverflowError, TypeError) as exc:  # e.g. an impossible date
         raise NoteParseError(path, f"malformed YAML front matter: {exc}") from None
+    except RecursionError:
+        raise NoteParseError(path, "YAML front matter nested too deeply") from None
     if data is None:
         return {}
     if not isinstance(data, Mapping):
