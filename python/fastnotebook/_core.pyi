@@ -314,7 +314,9 @@ def _notes_frontmatter_end(raw: str) -> int: ...
 def _notes_normalise(text: str, canonical: bool) -> str: ...
 def _notes_scan(
     body: str, suggestion_headings: list[str]
-) -> tuple[list[tuple[int, int, int, int, int, int, int, bool]], str | None]: ...
+) -> tuple[
+    list[tuple[int, int, int, str, str | None, str | None, str | None, bool]], str | None
+]: ...
 def _notes_chunk(
     body: str,
     limits: tuple[int, int, int, int],
@@ -329,7 +331,7 @@ def _notes_body(
     encoding: str,
     normalise: str | None,
 ) -> tuple[
-    list[tuple[int, int, int, int, int, int, int, bool]],
+    list[tuple[int, int, int, str, str | None, str | None, str | None, bool]],
     str | None,
     str | None,
     list[tuple[int, int, int, int, int, int, list[str], bool, bool, str | None]],

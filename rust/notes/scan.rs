@@ -491,3 +491,46 @@ pub fn links(st: &Structure<'_>, suggestion_names: &[String]) -> Vec<RawLink> {
     }
     out
 }
+
+/// The parts of a wikilink's inner text `target#heading|display`,
+/// `target^block`, `target#^block` (a `\\|` in a table cell is a `|`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WikiParts<'a> {
+    pub target: &'a str,
+    pub heading: Option<&'a str>,
+    pub block: Option<&'a str>,
+    pub display: Option<&'a str>,
+}
+
+fn non_empty(s: &str) -> Option<&str> {
+    (!s.is_empty()).then_some(s)
+}
+
+pub fn split_wiki(inner: &str) -> WikiParts<'_> {
+    let (mut target, display) = match inner.find('|') {
+        Some(i) => (
+            inner[..i].strip_suffix('\\').unwrap_or(&inner[..i]),
+            Some(&inner[i + 1..]),
+        ),
+        None => (inner, None),
+    };
+    let mut heading = None;
+    let mut block = None;
+    if let Some(i) = target.find('#') {
+        let rest = &target[i + 1..];
+        target = &target[..i];
+        match rest.strip_prefix('^') {
+            Some(b) => block = non_empty(b),
+            None => heading = non_empty(rest),
+        }
+    } else if let Some(i) = target.find('^') {
+        block = non_empty(&target[i + 1..]);
+        target = &target[..i];
+    }
+    WikiParts {
+        target: target.trim(),
+        heading,
+        block,
+        display,
+    }
+}

@@ -226,3 +226,20 @@ fn hostile_inputs_are_linear_and_safe() {
         );
     }
 }
+
+#[test]
+fn wikilink_parts() {
+    let p = scan::split_wiki("Note#Head|shown");
+    assert_eq!(
+        (p.target, p.heading, p.block, p.display),
+        ("Note", Some("Head"), None, Some("shown"))
+    );
+    let p = scan::split_wiki(" Note #^b1");
+    assert_eq!((p.target, p.heading, p.block), ("Note", None, Some("b1")));
+    let p = scan::split_wiki("Note^b2");
+    assert_eq!((p.target, p.block), ("Note", Some("b2")));
+    let p = scan::split_wiki("T1\\|alias");
+    assert_eq!((p.target, p.display), ("T1", Some("alias")));
+    let p = scan::split_wiki("#");
+    assert_eq!((p.target, p.heading), ("", None));
+}

@@ -54,38 +54,61 @@ fn _notes_normalise<'py>(
     text.to_py(py, &out)
 }
 
-/// One scanned link: (kind, start, end, inner start, inner end, url start,
-/// url end, in suggestions); kind 0 wikilink, 1 embed, 2 Markdown link, 3
-/// Markdown embed; url offsets -1 for wikilinks.
-type LinkRow = (u8, usize, usize, usize, usize, isize, isize, bool);
+/// One scanned link: (kind, start, end, target, heading, block, display,
+/// in suggestions); kind 0 wikilink, 1 embed, 2 Markdown link, 3 Markdown
+/// embed. For Markdown links `target` is the URL as written (decoded by the
+/// caller) and `display` the link text.
+type LinkRow = (
+    u8,
+    usize,
+    usize,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    bool,
+);
+
+fn owned(s: Option<&str>) -> Option<String> {
+    s.map(str::to_string)
+}
 
 fn link_rows(text: &str, links: &[scan::RawLink]) -> Vec<LinkRow> {
     let mut chars = Chars::new(text);
     links
         .iter()
         .map(|l| {
-            let kind = match l.kind {
-                scan::RawLinkKind::Wiki => 0,
-                scan::RawLinkKind::WikiEmbed => 1,
-                scan::RawLinkKind::Markdown => 2,
-                scan::RawLinkKind::MarkdownEmbed => 3,
-            };
             let start = chars.of(l.start);
-            let inner_start = chars.of(l.inner.0);
-            let inner_end = chars.of(l.inner.1);
-            let (url_start, url_end) = match l.url {
-                Some((a, b)) => (chars.of(a) as isize, chars.of(b) as isize),
-                None => (-1, -1),
-            };
             let end = chars.of(l.end);
+            let inner = text.get(l.inner.0..l.inner.1).unwrap_or("");
+            let (kind, target, heading, block, display) = match (l.kind, l.url) {
+                (scan::RawLinkKind::Wiki | scan::RawLinkKind::WikiEmbed, _) => {
+                    let w = scan::split_wiki(inner);
+                    let kind = if l.kind == scan::RawLinkKind::Wiki {
+                        0
+                    } else {
+                        1
+                    };
+                    (kind, w.target, w.heading, w.block, w.display)
+                }
+                (kind, url) => {
+                    let url = url.and_then(|(a, b)| text.get(a..b)).unwrap_or("");
+                    let kind = if kind == scan::RawLinkKind::Markdown {
+                        2
+                    } else {
+                        3
+                    };
+                    (kind, url, None, None, Some(inner))
+                }
+            };
             (
                 kind,
                 start,
                 end,
-                inner_start,
-                inner_end,
-                url_start,
-                url_end,
+                target.to_string(),
+                owned(heading),
+                owned(block),
+                owned(display),
                 l.in_suggestions,
             )
         })

@@ -17,6 +17,8 @@ from fastnotebook.notes import (
     NotesConfig,
     VaultParse,
     body_from_chunks,
+    chunk_note,
+    edges_for_note,
     edges_of_note,
     json_schema,
     parse_note,
@@ -154,6 +156,15 @@ def test_edges_of_the_index(mini: tuple[MiniVault, VaultParse]) -> None:
     # The suggestions section adds no edges: "Suggested Only" appears nowhere.
     assert all(e.target_id != "Suggested Only" for e in parsed.edges)
     assert all(isinstance(e, Edge) and e.note_id == "index" for e in edges)
+
+
+def test_edges_for_note_resolves_raw_references(mini: tuple[MiniVault, VaultParse]) -> None:
+    _, parsed = mini
+    note = next(n for n in parsed.notes if n.id == "index")
+    raw_chunks = chunk_note(note)  # no resolver: references name the raw targets
+    assert {"kind": "wikilink", "target_id": "Concept A"} in raw_chunks[0].references
+    resolver = LinkResolver(parsed.notes)
+    assert edges_for_note(note, raw_chunks, resolver) == edges_of_note(parsed, "index")
 
 
 def test_note_scope_references_behind_a_flag(tmp_path: Path) -> None:

@@ -47,6 +47,8 @@ class LinkResolver:
         self._title: dict[str, str] = {}
         self._suffix: dict[str, str] = {}
         self._cache: dict[tuple[str, str], str | None] = {}
+        #: Every note id (a reference to one of these is resolved).
+        self.ids: frozenset[str] = frozenset(note.id for note in ordered)
         for note in ordered:
             stem_path = _key(_strip_md(note.path))
             self._path.setdefault(stem_path, note.id)
@@ -99,10 +101,14 @@ def edges_for_note(
     resolver: LinkResolver,
     config: NotesConfig = _DEFAULT,
 ) -> list[Edge]:
-    """The edges one note owns: belongs_to, prev/next, chunk references,
-    backlinks (deduplicated), and note-scope references when configured."""
+    """The edges one note owns: belongs_to, prev/next, chunk references (one
+    per link outside suggestions, from the chunks' ``references``), backlinks
+    (one per distinct resolved target), and note-scope references when
+    configured. ``chunks`` come from ``chunk_note(note, resolve=resolver.resolve)``;
+    a reference still naming a raw target is resolved here."""
     edges: list[Edge] = []
     nid = note.id
+    known = resolver.ids
     for chunk in chunks:
         edges.append(Edge("belongs_to", chunk.id, nid, "chunk", nid, "ok"))
     for k, chunk in enumerate(chunks):
@@ -110,18 +116,19 @@ def edges_for_note(
             edges.append(Edge("prev", chunk.id, chunks[k - 1].id, "chunk", nid, "ok"))
         if k + 1 < len(chunks):
             edges.append(Edge("next", chunk.id, chunks[k + 1].id, "chunk", nid, "ok"))
-    starts = [c.char_start for c in chunks]
-    targets: dict[str, Literal["ok", "unresolved"]] = {}  # target id -> status, first-seen order
-    for link in note.links:
-        if link.in_suggestions:
-            continue
-        resolved = resolver.resolve(link.target, note)
-        target = resolved if resolved is not None else link.target
-        status: Literal["ok", "unresolved"] = "ok" if resolved is not None else "unresolved"
-        if chunks:
-            k = _chunk_at(starts, link.start)
-            edges.append(Edge("references", chunks[k].id, target, "chunk", nid, status))
-        targets.setdefault(target, status)
+    targets: dict[str, Literal["ok", "unresolved"]] = {}  # first-seen order
+    for chunk in chunks:
+        for ref in chunk.references:
+            target = ref["target_id"]
+            status: Literal["ok", "unresolved"] = "ok"
+            if target not in known:
+                resolved = resolver.resolve(target, note)
+                if resolved is None:
+                    status = "unresolved"
+                else:
+                    target = resolved
+            edges.append(Edge("references", chunk.id, target, "chunk", nid, status))
+            targets.setdefault(target, status)
     for target, status in targets.items():
         if status == "ok":
             edges.append(Edge("backlink", target, nid, "note", nid, "ok"))
@@ -129,17 +136,6 @@ def edges_for_note(
         for target, status in targets.items():
             edges.append(Edge("references", nid, target, "note", nid, status))
     return edges
-
-
-def _chunk_at(starts: Sequence[int], offset: int) -> int:
-    lo, hi = 0, len(starts)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if starts[mid] <= offset:
-            lo = mid + 1
-        else:
-            hi = mid
-    return max(lo - 1, 0)
 
 
 def vault_files(root: str | os.PathLike[str]) -> list[str]:

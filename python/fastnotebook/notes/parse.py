@@ -206,24 +206,6 @@ def _is_attachment(target: str) -> bool:
     return name.rsplit(".", 1)[1].casefold() in _ATTACHMENT_EXT
 
 
-def _split_wiki_inner(inner: str) -> tuple[str, str | None, str | None, str | None]:
-    target, display = inner, None
-    if "|" in inner:
-        target, display = inner.split("|", 1)
-        target = target.removesuffix("\\")  # `\|` inside a table cell
-    heading = block = None
-    if "#" in target:
-        target, rest = target.split("#", 1)
-        if rest.startswith("^"):
-            block = rest[1:] or None
-        else:
-            heading = rest or None
-    elif "^" in target:
-        target, block = target.split("^", 1)
-        block = block or None
-    return target.strip(), heading, block, display
-
-
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 
 
@@ -251,36 +233,22 @@ def _markdown_target(raw_target: str) -> tuple[str, str | None, str | None] | No
 
 _KINDS: tuple[LinkKind, ...] = ("wikilink", "embed", "markdown", "embed")
 
+# (kind, start, end, target, heading, block, display, in suggestions) from
+# the core; for Markdown links the target is the URL as written.
+_LinkRow = tuple[int, int, int, str, str | None, str | None, str | None, bool]
 
-def _links(
-    body: str, rows: list[tuple[int, int, int, int, int, int, int, bool]]
-) -> tuple[NoteLink, ...]:
+
+def _links(rows: list[_LinkRow]) -> tuple[NoteLink, ...]:
     links: list[NoteLink] = []
-    for code, start, end, inner_start, inner_end, url_start, url_end, in_sugg in rows:
-        inner = body[inner_start:inner_end]
-        display: str | None
-        if url_start >= 0:
-            parsed = _markdown_target(body[url_start:url_end])
+    for code, start, end, target, heading, block, display, in_sugg in rows:
+        if code >= 2:
+            parsed = _markdown_target(target)
             if parsed is None:
                 continue
             target, heading, block = parsed
-            display = inner
-        else:
-            target, heading, block, display = _split_wiki_inner(inner)
         if not target or _is_attachment(target):
             continue
-        links.append(
-            NoteLink(
-                kind=_KINDS[code],
-                target=target,
-                heading=heading,
-                block=block,
-                display=display,
-                start=start,
-                end=end,
-                in_suggestions=in_sugg,
-            )
-        )
+        links.append(NoteLink(_KINDS[code], target, heading, block, display, start, end, in_sugg))
     return tuple(links)
 
 
@@ -366,7 +334,7 @@ def parse_note(path: str, raw: str, config: NotesConfig = _DEFAULT) -> Note:
         aliases=aliases,
         created=created,
         updated=updated,
-        links=_links(body, rows),
+        links=_links(rows),
         hash=_digest(mode, fm_norm, body_norm),
         hash_fulltext=hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest(),
     )
