@@ -13,7 +13,8 @@ from pathlib import Path
 from helpers.corpus import ROOT
 from helpers.install import WITHOUT_APP
 
-APP_DISTRIBUTIONS = {"surrealdb", "fastapi", "uvicorn", "aiohttp", "websockets", "pyyaml"}
+# pyyaml is required (fastnotebook.notes reads front matter with it), not app-only.
+APP_DISTRIBUTIONS = {"surrealdb", "fastapi", "uvicorn", "aiohttp", "websockets"}
 
 
 def requirement_name(requirement: str) -> str:
@@ -63,6 +64,23 @@ def test_the_drop_in_modules_work_without_the_application_packages() -> None:
             assert "pip install 'fastnotebook[app]'" in str(e), e
         else:
             raise AssertionError("a notebook was loaded without a database")
+        print("ok")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
+def test_note_vaults_work_without_the_application_packages() -> None:
+    """fastnotebook.notes needs only the required dependencies (PyYAML)."""
+    script = WITHOUT_APP + textwrap.dedent(
+        """
+        from fastnotebook.notes import body_from_chunks, chunk_note, parse_note
+
+        note = parse_note("a.md", "---\\ntitle: T\\n---\\n# A\\n\\nSee [[B]].\\n")
+        assert note.title == "T" and [link.target for link in note.links] == ["B"]
+        assert body_from_chunks(chunk_note(note)) == note.body
         print("ok")
         """
     )

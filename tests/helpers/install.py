@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-# The application's packages (the `app` extra) and what they bring.
-APP_ONLY = ["surrealdb", "fastapi", "uvicorn", "aiohttp", "websockets", "yaml", "pydantic_core"]
+# The application's packages (the `app` extra) and what they bring (PyYAML is
+# a required dependency: fastnotebook.notes reads front matter with it).
+APP_ONLY = ["surrealdb", "fastapi", "uvicorn", "aiohttp", "websockets", "pydantic_core"]
 
 WITHOUT_APP = f"""
 import importlib.abc, sys
