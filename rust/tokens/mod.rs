@@ -387,4 +387,6 @@ impl crate::chunking::recursive::LengthFunction for TokenLength {
 }
 
 #[cfg(test)]
+mod breakdown;
+#[cfg(test)]
 mod tests;
