@@ -52,6 +52,7 @@ def _chunking(method: str, unit: str, kind: str, mbs: float, ratio: float) -> Ch
         identical_to_original=1.0 if method == "fastnotebook" else None,
         ratio_to_original=ratio,
         ratio_with_release=ratio,
+        ratio_to_token_pass=1.1 if method == "fastnotebook" and unit == "tokens" else None,
     )
 
 
@@ -115,9 +116,13 @@ def test_headline_rows_compare_with_the_original_and_the_fastest_peer() -> None:
         "100.0x",
         "chonkie FastChunker: 300 MB/s (0.7x)",
         "100%",
+        "-",
     ]
     markdown = by_task["chunk_text, Markdown, 400 tokens"]
     assert markdown[1:5] == ["80 MB/s", "2.0 MB/s", "40.0x", "-"]
+    # Chunking in tokens against one token_count pass over the same documents.
+    assert markdown[6] == "1.10x"
+    assert all(len(row) == len(report.HEADLINE_HEADER) for row in rows)
     tokens = by_task["token_count, o200k_base (HTML, Markdown, plain text)"]
     assert tokens[1:4] == ["120-150 MB/s", "tiktoken 15.0-15.0 MB/s", "8.0-10.0x"]
     pooling = by_task["mean_pool_embeddings, lists of floats (10 x 8 x 768 float lists)"]
@@ -126,6 +131,16 @@ def test_headline_rows_compare_with_the_original_and_the_fastest_peer() -> None:
     assert bulk[1] == "share of wall time: model 99.0%, database 5.0%, fastnotebook 0.01%"
     # Content types the run did not measure get no row.
     assert not any(task.startswith("chunk_text, plain text") for task in by_task)
+
+
+def test_chunking_rows_give_the_token_pass_ratio_of_our_rows_in_tokens() -> None:
+    rows = report.chunking_rows(fake_report().chunking)
+    column = report.CHUNKING_HEADER.index("time vs one token_count pass")
+    assert all(len(row) == len(report.CHUNKING_HEADER) for row in rows)
+    ratios = {(row[1], row[2]): row[column] for row in rows}
+    assert ratios["fastnotebook", "tokens"] == "1.10x"
+    assert ratios["fastnotebook", "chars"] == "-"
+    assert ratios["original (langchain+tiktoken)", "tokens"] == "-"
 
 
 def test_replace_between_markers_keeps_the_rest() -> None:

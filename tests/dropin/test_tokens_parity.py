@@ -192,6 +192,44 @@ def test_generated_batches(reference: dict[str, tiktoken.Encoding], batch: list[
         assert _core.token_counts(batch, name) == expected
 
 
+# Words of ASCII letters read eight bytes at a time: runs of every length
+# around 8 and 16, ending in every kind of byte (a letter of the other case,
+# a contraction, non-ASCII letters and marks that continue the word, the end
+# of the text), and after a space or punctuation prefix.
+WORD_ENDS = ["", " ", "'s", "'LL", "’s", "é", "É", "\u0301", "ſ", "中", "1", ".", "\n", "A", "z"]
+words = st.tuples(
+    st.sampled_from(["", " ", ".", "\n", "\t", "é"]),
+    st.text(st.sampled_from("ABCXYZ"), max_size=3),
+    st.integers(0, 26),
+    st.sampled_from("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"),
+    st.sampled_from(WORD_ENDS),
+).map(lambda w: w[0] + w[1] + w[3].lower() * w[2] + w[4])
+
+
+@settings(max_examples=800, deadline=None)
+@given(parts=st.lists(words, min_size=1, max_size=12))
+def test_ascii_word_runs(reference: dict[str, tiktoken.Encoding], parts: list[str]) -> None:
+    assert_same(reference, "".join(parts))
+    # The same word at the end of the text, where fewer than 8 bytes remain.
+    assert_same(reference, parts[0])
+
+
+def test_piece_cache_hits_evictions_and_misses(reference: dict[str, tiktoken.Encoding]) -> None:
+    """Pieces that are not tokens are counted once and then read from a
+    per-thread cache: counts are the same on the first use (miss), on reuse
+    (hit), and after more distinct pieces than the cache has slots have
+    evicted them."""
+    letters = "qxzjvkwy"
+    rare = [" " + "".join(letters[(i >> (3 * k)) & 7] for k in range(6)) for i in range(40_000)]
+    text = "".join(rare)
+    first = [_core.token_count(w) for w in rare[:200]]
+    assert _core.token_count(text) == len(reference["o200k_base"].encode(text))
+    again = [_core.token_count(w) for w in rare[:200]]
+    expected = [len(reference["o200k_base"].encode(w)) for w in rare[:200]]
+    assert first == again == expected
+    assert _core.token_count(text, "cl100k_base") == len(reference["cl100k_base"].encode(text))
+
+
 # ---------------------------------------------------------------- Unicode data
 
 CLASSES = {

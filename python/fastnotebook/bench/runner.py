@@ -85,6 +85,10 @@ class ChunkingResult:
     peak_memory_mb: float | None = None
     ratio_to_original: float | None = None
     ratio_with_release: float | None = None
+    #: For fastnotebook's rows in tokens: the time of the chunking over the
+    #: time of one ``token_count`` pass (``ENCODING``) over the same
+    #: documents, timed in the same rounds (issue #33's bound: 1.25x).
+    ratio_to_token_pass: float | None = None
 
 
 #: The shortest a timing lasts: a job is run back to back until this much
@@ -179,6 +183,10 @@ def _tiktoken_each(enc: Any, texts: list[str]) -> object:
     return [len(enc.encode(t, disallowed_special=())) for t in texts]
 
 
+#: The key of the token_count pass timed with the chunkers.
+TOKEN_PASS = "\x00token_count pass"
+
+
 def _token_length() -> Callable[[str], int]:
     from fastnotebook.token_utils import token_count
 
@@ -186,6 +194,8 @@ def _token_length() -> Callable[[str], int]:
 
 
 def bench_chunking(corpus: Corpus, repeats: int, methods: Sequence[Method]) -> list[ChunkingResult]:
+    from fastnotebook.token_utils import token_count
+
     tokens = _token_length()
     results: list[ChunkingResult] = []
     for kind in KINDS:
@@ -198,7 +208,12 @@ def bench_chunking(corpus: Corpus, repeats: int, methods: Sequence[Method]) -> l
         jobs: dict[str, Callable[[], object]] = {
             key: partial(_run_all, run, docs) for key, (_, run) in runners.items()
         }
+        # One token_count pass over the same documents, interleaved with the
+        # chunkers: what chunking in tokens is measured against.
+        texts = [d.text for d in docs]
+        jobs[TOKEN_PASS] = partial(_count_each, token_count, texts, ENCODING)
         timings = time_rounds(jobs, size, len(docs), repeats)
+        token_pass = timings.pop(TOKEN_PASS)
         for key, (method, _) in runners.items():
             chunks = [c for doc_chunks in outputs[key] for c in doc_chunks]
             length = len if method.unit == "chars" else tokens
@@ -230,6 +245,11 @@ def bench_chunking(corpus: Corpus, repeats: int, methods: Sequence[Method]) -> l
                     coverage=sum(covered) / len(covered),
                     tiny_chunks=sum(tokens(c) < TINY_TOKENS for c in chunks),
                     identical_to_original=identical,
+                    ratio_to_token_pass=token_pass.median / timings[key].median
+                    if method.family == "fastnotebook"
+                    and method.unit == "tokens"
+                    and timings[key].median > 0
+                    else None,
                 )
             )
         for result in results:
