@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from fastnotebook.app.database import Database, DatabaseSettings, open_database,
 from fastnotebook.app.domain import Note, Source  # noqa: E402
 from fastnotebook.app.pipeline import embed, ingest, ray_engine  # noqa: E402
 from fastnotebook.app.pipeline.ray_engine import RayOptions, embed_files_to_parquet, embed_ray  # noqa: E402
+from helpers.cli import row  # noqa: E402
 from helpers.pipeline import expected_chunks, paragraph, stored_chunks, write_corpus  # noqa: E402
 
 STATIC = {
@@ -242,6 +244,43 @@ def test_files_to_parquet_chunks_vectors_and_incremental(
     )[str(files[1])]
 
 
+# --- the command line ---
+
+
+def test_command_line_database_sink_then_local_embed_finds_nothing(
+    local_ray: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fastnotebook.app.cli import main
+
+    for name, value in STATIC.items():
+        monkeypatch.setenv(name, value)
+    folder, data = tmp_path / "in", str(tmp_path / "db")
+    files = write_corpus(folder, documents=3, paragraphs=4)
+    assert main(["ingest", str(folder), "--data-dir", data, "-q"]) == 0
+    assert main(["embed", "--engine", "ray", "--data-dir", data, "-q"]) == 0
+    capsys.readouterr()
+    assert main(["sources", "list", "--json", "--data-dir", data]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    expected = expected_chunks(files)
+    assert {s["path"]: s["chunks"] for s in listed} == {p: len(c) for p, c in expected.items()}
+    assert all(s["embedded"] for s in listed)
+    assert main(["embed", "--data-dir", data]) == 0
+    # records, embedded, unchanged, failed: all done by the Ray run.
+    assert row(capsys.readouterr().out, "sources")[:4] == ["3", "0", "3", "0"]
+
+
+def test_command_line_ray_options_need_the_ray_engine(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fastnotebook.app.cli import main
+
+    assert main(["embed", "--input", str(tmp_path), "--data-dir", str(tmp_path)]) == 2
+    assert "need --engine ray" in capsys.readouterr().err
+    assert main(["embed", "--engine", "ray", "--input", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "--input needs --parquet" in err and len(err.strip().splitlines()) == 1
+
+
 # --- two nodes ---------------------------------------------------------------
 
 
@@ -255,12 +294,19 @@ def _ray_cli() -> str:
     return str(Path(sys.executable).parent / "ray")
 
 
-def test_two_nodes_database_and_parquet_through_the_command_line(tmp_path: Path) -> None:
+def _stop_group(process: subprocess.Popen[bytes], signum: signal.Signals) -> None:
+    try:
+        os.killpg(process.pid, signum)
+    except ProcessLookupError:
+        pass
+
+
+def test_two_nodes_files_to_parquet_through_the_command_line(tmp_path: Path) -> None:
     """A head and a worker node (1 CPU each) started here; the command line
-    joins them with --address and runs both sinks there."""
+    joins them with --address: files read, chunked and embedded across both."""
     port = _free_port()
     address = f"127.0.0.1:{port}"
-    env = {**os.environ, **STATIC, "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
+    env = {**os.environ, **STATIC, "RAY_AUTH_MODE": "disabled"}
     env.pop("SURREAL_URL", None)
     env.pop("FASTNOTEBOOK_DATA_DIR", None)
     common = ["--num-cpus", "1", "--block", "--disable-usage-stats"]
@@ -291,38 +337,36 @@ def test_two_nodes_database_and_parquet_through_the_command_line(tmp_path: Path)
         )
         assert count.stdout.strip() == "2", count.stderr[-2000:]
 
-        folder, data, out = tmp_path / "in", tmp_path / "db", tmp_path / "out"
+        folder, out = tmp_path / "in", tmp_path / "out"
         files = write_corpus(folder, documents=4, paragraphs=4)
         fastnotebook = [sys.executable, "-m", "fastnotebook"]
 
         def run(*args: str) -> subprocess.CompletedProcess[str]:
             done = subprocess.run(
-                [*fastnotebook, *args], env=env, capture_output=True, text=True, timeout=180,
+                [*fastnotebook, *args], env=env, capture_output=True, text=True, timeout=90,
                 check=False,
             )
             assert done.returncode == 0, done.stderr[-3000:]
             return done
 
-        run("ingest", str(folder), "--data-dir", str(data), "-q")
-        ray_args = ["--engine", "ray", "--address", address, "--actors", "2", "--actor-cpus", "0.5"]
-        run("embed", *ray_args, "--data-dir", str(data), "-q")
-        later = run("embed", "--data-dir", str(data))
-        assert "nothing to embed" in later.stdout or " 0 " in later.stdout, later.stdout
-        listed = json.loads(run("sources", "list", "--json", "--data-dir", str(data)).stdout)
         expected = expected_chunks(files)
-        assert {s["path"]: s["chunks"] for s in listed} == {p: len(c) for p, c in expected.items()}
-        assert all(s["embedded"] for s in listed)
-
+        ray_args = ["--engine", "ray", "--address", address, "--actors", "2"]
+        ray_args += ["--actor-cpus", "0.5", "--task-cpus", "0.5"]
         parquet = run("embed", *ray_args, "--input", f"file://{folder}", "--parquet", str(out))
         assert "4 files embedded" in parquet.stdout, parquet.stdout
         rows = _parquet_rows(out)
         assert len(rows) == sum(len(c) for c in expected.values())
+        assert {(r["path"], r["order"]): r["text"] for r in rows} == {
+            (p, i): c for p, chunks in expected.items() for i, c in enumerate(chunks)
+        }
     finally:
+        # Each node is its own process group (the `ray start --block` started
+        # here and the node's processes under it): stopped by its id.
         for node in reversed(nodes):
-            node.terminate()  # `ray start --block` stops its node's processes on SIGTERM
+            _stop_group(node, signal.SIGTERM)
         for node in reversed(nodes):
             try:
-                node.wait(timeout=30)
+                node.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                node.kill()
+                _stop_group(node, signal.SIGKILL)
                 node.wait()

@@ -54,6 +54,12 @@ def add_ray_arguments(embed_cmd: argparse.ArgumentParser) -> None:
         "--actor-cpus", type=_positive_float, default=1.0, help="CPUs per model actor (default 1)"
     )
     group.add_argument(
+        "--task-cpus",
+        type=_positive_float,
+        default=1.0,
+        help="CPUs per read and chunk task (default 1)",
+    )
+    group.add_argument(
         "--input",
         metavar="FOLDER|URI",
         help="embed these files (a folder or a pyarrow filesystem URI: s3://, gs://, file://) "
@@ -74,6 +80,7 @@ def _ray_options(args: argparse.Namespace) -> RayOptions:
         concurrency=args.actors,
         num_gpus=args.gpus,
         num_cpus=args.actor_cpus,
+        task_cpus=args.task_cpus,
         batch_size=args.batch_size,
     )
 

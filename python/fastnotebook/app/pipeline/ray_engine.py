@@ -810,7 +810,9 @@ def embed_files_to_parquet(
         report.seconds = time.perf_counter() - started
         return report
     connect(ray_options.address)
-    ds = ray.data.read_binary_files(due, filesystem=in_fs, include_paths=True)
+    ds = ray.data.read_binary_files(
+        due, filesystem=in_fs, include_paths=True, num_cpus=ray_options.task_cpus
+    )
     ds = _pipeline(ds, ray_options, files=True)
     run = datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
     embedded_at = datetime.now(UTC).isoformat()
