@@ -8,8 +8,10 @@ the middle of a run must cost nothing but the retry."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -29,7 +31,7 @@ from fastnotebook.app.database import Database, DatabaseSettings, open_database,
 from fastnotebook.app.domain import Note, Source  # noqa: E402
 from fastnotebook.app.pipeline import embed, ingest, ray_engine  # noqa: E402
 from fastnotebook.app.pipeline.ray_engine import RayOptions, embed_files_to_parquet, embed_ray  # noqa: E402
-from helpers.cli import row  # noqa: E402
+from helpers.cli import row as summary_row  # noqa: E402
 from helpers.pipeline import expected_chunks, paragraph, stored_chunks, write_corpus  # noqa: E402
 
 STATIC = {
@@ -129,7 +131,9 @@ async def test_ray_run_stores_what_a_local_run_stores(
     assert len(stored["chunks"]) == local.counts["source"].chunks > 20
     assert len(stored["states"]) == 10 and len(stored["notes"]) == 2
     assert stored == expected
-    files = [p for p in folder.iterdir() if p.suffix in {".md", ".html", ".txt"} and p.stat().st_size]
+    files = [
+        p for p in folder.iterdir() if p.suffix in {".md", ".html", ".txt"} and p.stat().st_size
+    ]
     from_files = {k: v for k, v in (await stored_chunks(ray_db)).items() if k is not None}
     assert from_files == expected_chunks(files)
 
@@ -239,16 +243,19 @@ def test_files_to_parquet_chunks_vectors_and_incremental(
     for row in _parquet_rows(out):
         latest[row["path"]] = max(latest.get(row["path"], ""), row["run"])
     newest = [r for r in _parquet_rows(out) if r["run"] == latest[r["path"]]]
-    assert [r["text"] for r in newest if r["path"] == str(files[1])] == expected_chunks(
-        [files[1]]
-    )[str(files[1])]
+    assert [r["text"] for r in newest if r["path"] == str(files[1])] == expected_chunks([files[1]])[
+        str(files[1])
+    ]
 
 
 # --- the command line ---
 
 
 def test_command_line_database_sink_then_local_embed_finds_nothing(
-    local_ray: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    local_ray: None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     from fastnotebook.app.cli import main
 
@@ -266,7 +273,7 @@ def test_command_line_database_sink_then_local_embed_finds_nothing(
     assert all(s["embedded"] for s in listed)
     assert main(["embed", "--data-dir", data]) == 0
     # records, embedded, unchanged, failed: all done by the Ray run.
-    assert row(capsys.readouterr().out, "sources")[:4] == ["3", "0", "3", "0"]
+    assert summary_row(capsys.readouterr().out, "sources")[:4] == ["3", "0", "3", "0"]
 
 
 def test_command_line_ray_options_need_the_ray_engine(
@@ -295,10 +302,8 @@ def _ray_cli() -> str:
 
 
 def _stop_group(process: subprocess.Popen[bytes], signum: signal.Signals) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signum)
-    except ProcessLookupError:
-        pass
 
 
 def test_two_nodes_files_to_parquet_through_the_command_line(tmp_path: Path) -> None:
@@ -312,28 +317,53 @@ def test_two_nodes_files_to_parquet_through_the_command_line(tmp_path: Path) -> 
     common = ["--num-cpus", "1", "--block", "--disable-usage-stats"]
     temp = Path("/tmp") / f"fnray{port}"
     head = subprocess.Popen(
-        [_ray_cli(), "start", "--head", "--port", str(port), "--node-ip-address", "127.0.0.1",
-         "--include-dashboard", "false", "--temp-dir", str(temp), *common],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        [
+            _ray_cli(),
+            "start",
+            "--head",
+            "--port",
+            str(port),
+            "--node-ip-address",
+            "127.0.0.1",
+            "--include-dashboard",
+            "false",
+            "--temp-dir",
+            str(temp),
+            *common,
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     nodes = [head]
     try:
         time.sleep(3)
         worker = subprocess.Popen(
             [_ray_cli(), "start", "--address", address, "--node-ip-address", "127.0.0.1", *common],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
         nodes.append(worker)
         count = subprocess.run(
-            [sys.executable, "-c",
-             "import ray, time, sys\n"
-             f"ray.init(address='{address}', log_to_driver=False)\n"
-             "for _ in range(60):\n"
-             "    alive = [n for n in ray.nodes() if n['Alive']]\n"
-             "    if len(alive) == 2: break\n"
-             "    time.sleep(0.5)\n"
-             "print(len(alive))\n"],
-            env=env, capture_output=True, text=True, timeout=90, check=False,
+            [
+                sys.executable,
+                "-c",
+                "import ray, time, sys\n"
+                f"ray.init(address='{address}', log_to_driver=False)\n"
+                "for _ in range(60):\n"
+                "    alive = [n for n in ray.nodes() if n['Alive']]\n"
+                "    if len(alive) == 2: break\n"
+                "    time.sleep(0.5)\n"
+                "print(len(alive))\n",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=90,
+            check=False,
         )
         assert count.stdout.strip() == "2", count.stderr[-2000:]
 
@@ -343,7 +373,11 @@ def test_two_nodes_files_to_parquet_through_the_command_line(tmp_path: Path) -> 
 
         def run(*args: str) -> subprocess.CompletedProcess[str]:
             done = subprocess.run(
-                [*fastnotebook, *args], env=env, capture_output=True, text=True, timeout=90,
+                [*fastnotebook, *args],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=90,
                 check=False,
             )
             assert done.returncode == 0, done.stderr[-3000:]
@@ -366,7 +400,8 @@ def test_two_nodes_files_to_parquet_through_the_command_line(tmp_path: Path) -> 
             _stop_group(node, signal.SIGTERM)
         for node in reversed(nodes):
             try:
-                node.wait(timeout=10)
+                node.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 _stop_group(node, signal.SIGKILL)
                 node.wait()
+        shutil.rmtree(temp, ignore_errors=True)

@@ -44,9 +44,7 @@ def add_ray_arguments(embed_cmd: argparse.ArgumentParser) -> None:
         help="the Ray cluster: local (start one here, the default), auto (this machine's "
         "cluster), ray://HOST:10001 (Ray Client) or HOST:6379 (the head)",
     )
-    group.add_argument(
-        "--actors", type=positive_int, default=1, help="model actors (default 1)"
-    )
+    group.add_argument("--actors", type=positive_int, default=1, help="model actors (default 1)")
     group.add_argument(
         "--gpus", type=_positive_float, default=0.0, help="GPUs per model actor (default 0)"
     )

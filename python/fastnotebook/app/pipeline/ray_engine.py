@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -108,7 +109,7 @@ def require_ray() -> Any:
     try:
         import pyarrow  # noqa: F401
         import ray
-        import ray.data  # noqa: F401
+        import ray.data
     except ImportError as e:
         raise ConfigurationError(
             f"the Ray engine needs Ray Data and pyarrow ({e.name} is missing): {INSTALL_HINT}"
@@ -340,7 +341,6 @@ def _fault_once() -> None:
 
 def _pipeline(ds: Any, ray_options: RayOptions, files: bool) -> Any:
     """read (``ds``) -> [decode] -> hash + chunk -> model actors."""
-    import ray.data
 
     config = model_manager.embedding_config()
     if config is None:
@@ -530,9 +530,13 @@ class _DatabaseSink:
                 await ensure_vector_indexes(dimension, self.db)
 
     async def finalize(self) -> None:
-        if self.index_deferred and self.dimension is not None:
-            if not await _other_dimensions(self.db, self.dimension):
-                await ensure_vector_indexes(self.dimension, self.db)
+        """Define the vector indexes that had to wait for the last old vector."""
+        if (
+            self.index_deferred
+            and self.dimension is not None
+            and not await _other_dimensions(self.db, self.dimension)
+        ):
+            await ensure_vector_indexes(self.dimension, self.db)
 
 
 async def _other_dimensions(db: Database, dimension: int) -> bool:
@@ -650,9 +654,7 @@ async def embed_ray(
     for kind in options.kinds:
         report.counts[kind] = KindCounts(due=len(due.due[kind]), unchanged=due.unchanged[kind])
     bar = Progress("embed", "records", due.items, due.bytes, stream, enabled=progress)
-    sink = _DatabaseSink(
-        db, settings, current, report, ray_options.write_rows, options.kinds, bar
-    )
+    sink = _DatabaseSink(db, settings, current, report, ray_options.write_rows, options.kinds, bar)
     try:
         if due.items:
             import ray.data
@@ -665,13 +667,19 @@ async def embed_ray(
                     if not tables:
                         continue
                     ds = _pipeline(ray.data.from_arrow(tables), ray_options, files=False)
-                    await _drain(ds, lambda rows: sink.add(items[rows[0]["record"]], rows))
+                    await _drain(ds, partial(_add_to_sink, sink, items))
                     await sink.flush()
         await sink.finalize()
     finally:
         bar.close()
     report.seconds = time.perf_counter() - started
     return report
+
+
+async def _add_to_sink(
+    sink: _DatabaseSink, items: dict[str, Item], rows: list[dict[str, Any]]
+) -> None:
+    await sink.add(items[rows[0]["record"]], rows)
 
 
 async def _drain(ds: Any, done: Callable[[list[dict[str, Any]]], Any]) -> None:
