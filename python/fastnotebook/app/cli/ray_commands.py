@@ -59,13 +59,13 @@ def add_ray_arguments(embed_cmd: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--input",
-        metavar="FOLDER|URI",
+        metavar="PATH_OR_URI",
         help="embed these files (a folder or a pyarrow filesystem URI: s3://, gs://, file://) "
         "instead of the database's records; needs --parquet",
     )
     group.add_argument(
         "--parquet",
-        metavar="FOLDER|URI",
+        metavar="PATH_OR_URI",
         help="write chunks, vectors and hashes as Parquet files here instead of the database",
     )
 

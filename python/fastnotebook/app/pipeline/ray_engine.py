@@ -135,6 +135,7 @@ class RayOptions:
     window_bytes: int = 256_000_000  # database text per Ray dataset
     read_bytes: int = 4_000_000  # text per database read (one Ray block)
     read_items: int = 256  # records per database read
+    block_bytes: int = 256_000  # text per Ray block: the unit a model actor takes at once
     write_rows: int = 128  # rows per write transaction
     max_restarts: int = 4  # times a dead model actor is restarted
     max_task_retries: int = 4  # times a batch is retried on a restarted actor
@@ -339,8 +340,9 @@ def _fault_once() -> None:
 # --- the pipeline -------------------------------------------------------------
 
 
-def _pipeline(ds: Any, ray_options: RayOptions, files: bool) -> Any:
-    """read (``ds``) -> [decode] -> hash + chunk -> model actors."""
+def _pipeline(ds: Any, ray_options: RayOptions, files: bool, actor: type = ModelActor) -> Any:
+    """read (``ds``) -> [decode] -> hash + chunk -> model actors (``actor``:
+    ``ModelActor`` or, in the benchmark, a subclass)."""
 
     config = model_manager.embedding_config()
     if config is None:
@@ -363,16 +365,20 @@ def _pipeline(ds: Any, ray_options: RayOptions, files: bool) -> Any:
         # max_restarts and max_task_retries go through ``ray_remote_args``,
         # which Ray 2.60 marks deprecated without a replacement yet.
         warnings.simplefilter("ignore", DeprecationWarning)
-        return _model_stage(ds, ray_options, config, env)
+        return _model_stage(ds, ray_options, config, env, actor)
 
 
 def _model_stage(
-    ds: Any, ray_options: RayOptions, config: model_manager.EmbeddingConfig, env: dict[str, str]
+    ds: Any,
+    ray_options: RayOptions,
+    config: model_manager.EmbeddingConfig,
+    env: dict[str, str],
+    actor: type,
 ) -> Any:
     import ray.data
 
     return ds.map_batches(
-        ModelActor,
+        actor,
         batch_format="pyarrow",
         batch_size=ray_options.batch_size or embedding.EMBEDDING_BATCH_SIZE,
         fn_constructor_kwargs={
@@ -577,6 +583,23 @@ def _groups(items: Sequence[Item], max_bytes: int, max_items: int) -> Iterator[l
         yield group
 
 
+def _blocks(
+    rows: list[dict[str, Any]], sizes: dict[str, int], max_bytes: int
+) -> Iterator[list[dict[str, Any]]]:
+    """``rows`` in runs of about ``max_bytes`` of text: Ray hands a model
+    actor a block at a time, so small blocks spread a window over the pool."""
+    block: list[dict[str, Any]] = []
+    size = 0
+    for row in rows:
+        if block and size + sizes[str(row["id"])] > max_bytes:
+            yield block
+            block, size = [], 0
+        block.append(row)
+        size += sizes[str(row["id"])]
+    if block:
+        yield block
+
+
 async def _read_window(
     db: Database, kind: Kind, window: list[Item], ray_options: RayOptions, sink: _DatabaseSink
 ) -> list[pa.Table]:
@@ -601,17 +624,17 @@ async def _read_window(
             )
         found = {str(row["id"]): row for row in rows}
         present = [found[str(i.id)] for i in group if str(i.id) in found]
-        if present:
+        for block in _blocks(present, sizes, ray_options.block_bytes):
             tables.append(
                 pa.table(
                     {
-                        "record": [str(r["id"]) for r in present],
-                        "kind": [kind] * len(present),
-                        "text": [r.get("text") or "" for r in present],
-                        "path": [r.get("path") for r in present],
-                        "size": [sizes[str(r["id"])] for r in present],
-                        "source_hash": [None] * len(present),
-                        "error": [None] * len(present),
+                        "record": [str(r["id"]) for r in block],
+                        "kind": [kind] * len(block),
+                        "text": [r.get("text") or "" for r in block],
+                        "path": [r.get("path") for r in block],
+                        "size": [sizes[str(r["id"])] for r in block],
+                        "source_hash": [None] * len(block),
+                        "error": [None] * len(block),
                     },
                     schema=pa.schema(
                         [
