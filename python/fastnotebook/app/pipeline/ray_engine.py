@@ -683,15 +683,20 @@ async def embed_ray(
             import ray.data
 
             connect(ray_options.address)
-            for kind in options.kinds:
-                items = {str(i.id): i for i in due.due.get(kind, [])}
-                for window in _windows(list(items.values()), ray_options.window_bytes):
-                    tables = await _read_window(db, kind, window, ray_options, sink)
-                    if not tables:
-                        continue
-                    ds = _pipeline(ray.data.from_arrow(tables), ray_options, files=False)
-                    await _drain(ds, partial(_add_to_sink, sink, items))
-                    await sink.flush()
+            # One Ray job per window, whatever the kinds in it: the model
+            # actors start once per window.
+            items = {str(i.id): i for kind in options.kinds for i in due.due.get(kind, [])}
+            for window in _windows(list(items.values()), ray_options.window_bytes):
+                tables = []
+                for kind in options.kinds:
+                    part = [i for i in window if i.kind == kind]
+                    if part:
+                        tables += await _read_window(db, kind, part, ray_options, sink)
+                if not tables:
+                    continue
+                ds = _pipeline(ray.data.from_arrow(tables), ray_options, files=False)
+                await _drain(ds, partial(_add_to_sink, sink, items))
+                await sink.flush()
         await sink.finalize()
     finally:
         bar.close()
