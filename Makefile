@@ -23,7 +23,7 @@ IN_VENV := env -u CONDA_PREFIX VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(V
 
 $(VENV)/.built: $(VENV)/.setup $(RUST_SOURCES)
 	# test-hooks: the functions only the tests call (release builds leave them out).
-	$(IN_VENV) maturin develop --release --quiet --extras dev,app,local,bench,langchain --features test-hooks
+	$(IN_VENV) maturin develop --release --quiet --extras dev,app,local,bench,langchain,ray --features test-hooks
 	touch $@
 
 setup: $(VENV)/.setup ## Create the virtualenv
@@ -66,6 +66,7 @@ bench: build ## Benchmarks against the references, same run (figures: docs/perf,
 	$(PY) benches/bench_machine_state.py
 	$(PY) benches/bench_text_utils.py
 	$(PY) benches/bench_context.py
+	$(PY) benches/bench_ray_scaling.py --docs docs/SCALING.md
 	$(PY) -m fastnotebook bench --out $(BENCH_OUT) --docs .
 
 docs: build ## Regenerate docs/api.md (docstrings) and docs/cli.md's reference (argument parser)

@@ -22,6 +22,7 @@ from fastnotebook.app.cli.errors import (
     require_database,
     require_model_packages,
 )
+from fastnotebook.app.cli.ray_commands import add_ray_arguments
 from fastnotebook.app.cli.summaries import (
     embed_summary,
     hits_text,
@@ -172,6 +173,13 @@ def _kinds(args: argparse.Namespace) -> tuple[Kind, ...]:
 
 
 def cmd_embed(args: argparse.Namespace) -> int:
+    if args.engine == "ray":
+        from fastnotebook.app.cli.ray_commands import cmd_embed_ray
+
+        require_model_packages()
+        return cmd_embed_ray(args)
+    if args.address or args.input or args.parquet:
+        raise CliError("--address, --input and --parquet need --engine ray", code=2)
     options = EmbedOptions(
         kinds=_kinds(args),
         rebuild=args.rebuild,
@@ -306,6 +314,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="seconds per HTTP request to the provider (default: the provider's, 60); "
         "a batch that times out is split in halves",
     )
+    add_ray_arguments(embed_cmd)
     embed_cmd.set_defaults(run=cmd_embed)
 
     search_cmd = sub.add_parser(
