@@ -110,9 +110,14 @@ async def export_vault(
         for row in rows or []:
             raw: str = row["raw"]
             if from_chunks:
-                text = row["frontmatter_text"] + body_from_chunks(chunks.get(row["note_id"], []))
+                try:
+                    body = body_from_chunks(chunks.get(row["note_id"], []))
+                except ValueError:  # the chunks do not tile one body
+                    body = ""
+                text = row["frontmatter_text"] + body
                 if text != raw:
                     report.mismatches.append(row["path"])
+                    continue
             else:
                 text = raw
             target = out / safe_relative_path(row["path"])

@@ -149,8 +149,9 @@ async def _collect(
             {"ids": part},
         )
         chunks = await db.query(
-            "SELECT note_id, chunk_id, index, text, char_start, char_end, section_title, "
-            "section_path, prev_id, next_id, wikilinks, references, embedding "
+            "SELECT note_id, chunk_id, index, text, char_start, char_end, start_line, end_line, "
+            "token_count, section_title, section_path, prev_id, next_id, wikilinks, references, "
+            "embedding "
             f"FROM {CHUNK} WHERE note_id IN $ids ORDER BY note_id, index;",
             {"ids": part},
         )
@@ -173,6 +174,9 @@ async def _collect(
                     "chunk_index": int(chunk["index"]),
                     "char_start": int(chunk["char_start"]),
                     "char_end": int(chunk["char_end"]),
+                    "start_line": int(chunk["start_line"]),
+                    "end_line": int(chunk["end_line"]),
+                    "token_count": int(chunk["token_count"]),
                     "section_title": chunk.get("section_title"),
                     "section_path": list(chunk.get("section_path") or []),
                     "neighbors": {"prev": chunk.get("prev_id"), "next": chunk.get("next_id")},
@@ -207,6 +211,7 @@ async def _collect(
                         **fields,
                         "hash": note["hash"],
                         "hash_fulltext": note["hash_fulltext"],
+                        "chunk_count": len(own),
                         "fulltext": note["raw"],
                         "references": references,
                     },
