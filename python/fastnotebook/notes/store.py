@@ -33,7 +33,7 @@ import json
 import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -196,7 +196,11 @@ class NotesImportReport:
     clock: StageClock = field(default_factory=StageClock)
 
     def as_dict(self) -> dict[str, Any]:
-        data = {k: v for k, v in asdict(self).items() if k not in ("clock", "errors")}
+        data = {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name not in ("clock", "errors")
+        }
         data["errors"] = [{"path": e.path, "message": e.message} for e in self.errors]
         data["stages"] = dict(self.clock.seconds)
         return data

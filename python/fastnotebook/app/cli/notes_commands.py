@@ -71,6 +71,11 @@ def _check_vault(path: str) -> None:
         raise CliError(f"no vault at {path}: the folder does not exist")
     if not folder.is_dir():
         raise CliError(f"{path} is a file: give the vault's folder")
+    from fastnotebook.notes import vault_files
+
+    if not vault_files(folder):
+        # Checked before the database is opened: nothing is created.
+        raise CliError(f"no Markdown notes (*.md) in {path}")
 
 
 def _import_summary(report: Any) -> str:
