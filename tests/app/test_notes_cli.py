@@ -78,8 +78,9 @@ def test_the_commands_on_the_mini_vault(tmp_path: Path) -> None:
         assert exported.returncode == 0, exported.stderr
         assert f"wrote {len(expected)} files" in exported.stdout
         assert_same_files(expected, tmp_path / name)
-    found = cli("notes", "search", "vault graph link", "-k", "2", "--json", "--expand-links",
-                data_dir=data)
+    found = cli(
+        "notes", "search", "vault graph link", "-k", "2", "--json", "--expand-links", data_dir=data
+    )
     assert found.returncode == 0, found.stderr
     hits = json.loads(found.stdout)
     assert len(hits) == 2 and {"note_id", "section_path", "neighbours", "linked"} <= set(hits[0])
@@ -89,33 +90,57 @@ def test_the_commands_on_the_mini_vault(tmp_path: Path) -> None:
     assert qdrant.returncode == 0, qdrant.stderr
     assert f"{counts['counts']['chunks']} chunks" in qdrant.stdout
     assert sorted(p.name for p in (tmp_path / "q").iterdir()) == [
-        "chunks.jsonl", "edges.jsonl", "notes.jsonl"
+        "chunks.jsonl",
+        "edges.jsonl",
+        "notes.jsonl",
     ]
 
 
 def test_mistakes_are_one_line(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    one_line_error(cli("notes", "import", str(tmp_path / "nowhere"), data_dir=data), 1,
-                   "fastnotebook notes import: no vault at")
+    one_line_error(
+        cli("notes", "import", str(tmp_path / "nowhere"), data_dir=data),
+        1,
+        "fastnotebook notes import: no vault at",
+    )
     (tmp_path / "file.md").write_text("# A\n")
-    one_line_error(cli("notes", "import", str(tmp_path / "file.md"), data_dir=data), 1,
-                   "is a file: give the vault's folder")
+    one_line_error(
+        cli("notes", "import", str(tmp_path / "file.md"), data_dir=data),
+        1,
+        "is a file: give the vault's folder",
+    )
     (tmp_path / "empty").mkdir()
-    one_line_error(cli("notes", "import", str(tmp_path / "empty"), "--no-embed", data_dir=data),
-                   1, "no Markdown notes (*.md) in")
+    one_line_error(
+        cli("notes", "import", str(tmp_path / "empty"), "--no-embed", data_dir=data),
+        1,
+        "no Markdown notes (*.md) in",
+    )
     one_line_error(cli("notes", "audit", data_dir=tmp_path / "none"), 1, "no database in")
-    one_line_error(cli("notes", "search", "x", "-k", "0", data_dir=data), 2,
-                   "-k/--k must be a positive integer")
-    one_line_error(cli("notes", "search", "x", "-k", "many", data_dir=data), 2,
-                   "-k/--k must be a positive integer")
-    one_line_error(cli("notes", "import", str(tmp_path), "--sizes", "task=1,2", data_dir=data), 2,
-                   "TYPE=TARGET_MIN,TARGET_MAX,HARD_MAX,MIN")
+    one_line_error(
+        cli("notes", "search", "x", "-k", "0", data_dir=data),
+        2,
+        "-k/--k must be a positive integer",
+    )
+    one_line_error(
+        cli("notes", "search", "x", "-k", "many", data_dir=data),
+        2,
+        "-k/--k must be a positive integer",
+    )
+    one_line_error(
+        cli("notes", "import", str(tmp_path), "--sizes", "task=1,2", data_dir=data),
+        2,
+        "TYPE=TARGET_MIN,TARGET_MAX,HARD_MAX,MIN",
+    )
     one_line_error(
         cli("notes", "import", str(tmp_path), "--sizes", "task=300,200,600,80", data_dir=data),
-        2, "sizes['task']",
+        2,
+        "sizes['task']",
     )
-    one_line_error(cli("notes", "export", str(tmp_path / "file.md"), data_dir=data), 1,
-                   "is a file: give a folder")
+    one_line_error(
+        cli("notes", "export", str(tmp_path / "file.md"), data_dir=data),
+        1,
+        "is a file: give a folder",
+    )
 
 
 def test_no_embed_then_fastnotebook_embed_fills_the_vectors(tmp_path: Path) -> None:
@@ -161,8 +186,9 @@ def test_a_killed_import_resumes_to_exactly_the_expected_store(
     if state == "edited":
         assert cli("notes", "import", str(vault), "-q", data_dir=data).returncode == 1
         _edit(vault)
-    killed = cli("notes", "import", str(vault), "-q", *batches, data_dir=data,
-                 FASTNOTEBOOK_FAULT=fault)
+    killed = cli(
+        "notes", "import", str(vault), "-q", *batches, data_dir=data, FASTNOTEBOOK_FAULT=fault
+    )
     assert killed.returncode == -signal.SIGKILL, (killed.stdout, killed.stderr)
     resumed = cli("notes", "import", str(vault), "--json", *batches, data_dir=data)
     assert resumed.returncode == 1, resumed.stderr  # the broken files, reported again

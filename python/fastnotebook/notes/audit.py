@@ -183,12 +183,19 @@ async def audit_vault(db: Database | None = None) -> AuditReport:
             body = None
         if body is None or note["frontmatter_text"] + body != raw:
             lossy.append(note["path"])
-        if hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest() != note["hash_fulltext"]:
+        if (
+            hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
+            != note["hash_fulltext"]
+        ):
             bad_hash.append(note["path"])
     add(Invariant("notes whose chunk count is wrong", 0, len(bad_count), _first(bad_count)))
     add(Invariant("notes whose chunk indexes are not 0..n-1", 0, len(bad_order), _first(bad_order)))
     add(Invariant("notes whose chunks do not rebuild the body", 0, len(lossy), _first(lossy)))
-    add(Invariant("notes whose text does not match hash_fulltext", 0, len(bad_hash), _first(bad_hash)))
+    add(
+        Invariant(
+            "notes whose text does not match hash_fulltext", 0, len(bad_hash), _first(bad_hash)
+        )
+    )
     dimensions = {int(c["dimension"]) for c in chunks if c["has_vector"]}
     add(Invariant("vector dimensions", min(len(dimensions), 1), len(dimensions)))
     return report

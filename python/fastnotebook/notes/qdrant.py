@@ -18,6 +18,7 @@ collections and the payload indexes of ``PAYLOAD_INDEXES`` and upserts.
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import os
@@ -92,7 +93,7 @@ def load_schemas() -> dict[str, dict[str, Any]]:
 
 def _validators() -> dict[str, Any] | None:
     try:
-        import jsonschema
+        jsonschema: Any = importlib.import_module("jsonschema")
     except ModuleNotFoundError:
         return None
     return {
@@ -304,7 +305,11 @@ def load_export(
         if client.collection_exists(name):
             client.delete_collection(name)
         vectors: Any = (
-            {VECTOR_NAME: models.VectorParams(size=dimensions.pop(), distance=models.Distance.COSINE)}
+            {
+                VECTOR_NAME: models.VectorParams(
+                    size=dimensions.pop(), distance=models.Distance.COSINE
+                )
+            }
             if dimensions
             else {}
         )

@@ -160,12 +160,12 @@ COMMIT TRANSACTION;
 
 # Vectors of chunks that already exist, set only if the chunk still has the
 # text they were computed from.
-_SET_VECTORS = f"""
+_SET_VECTORS = """
 BEGIN TRANSACTION;
-FOR $row IN $rows {{
+FOR $row IN $rows {
     UPDATE $row.id SET embedding = $row.embedding, embed_model = $model
         WHERE embed_hash = $row.embed_hash RETURN NONE;
-}};
+};
 COMMIT TRANSACTION;
 """
 
@@ -197,9 +197,7 @@ class NotesImportReport:
 
     def as_dict(self) -> dict[str, Any]:
         data = {
-            f.name: getattr(self, f.name)
-            for f in fields(self)
-            if f.name not in ("clock", "errors")
+            f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("clock", "errors")
         }
         data["errors"] = [{"path": e.path, "message": e.message} for e in self.errors]
         data["stages"] = dict(self.clock.seconds)
@@ -287,9 +285,7 @@ def _note_row(note: Note, chunks: int, edges_hash: str, config: str) -> dict[str
     }
 
 
-def _chunk_row(
-    chunk: NoteChunk, vector: list[float] | None, model: str | None
-) -> dict[str, Any]:
+def _chunk_row(chunk: NoteChunk, vector: list[float] | None, model: str | None) -> dict[str, Any]:
     return {
         "id": chunk_rid(chunk.id),
         "note": note_rid(chunk.note_id),
@@ -367,9 +363,7 @@ async def _model_name() -> str:
     return (await model_settings()).model
 
 
-async def _vectors_for(
-    texts: list[str], clock: StageClock
-) -> list[list[float]]:
+async def _vectors_for(texts: list[str], clock: StageClock) -> list[list[float]]:
     with clock.measure("model"):
         vectors = await embedding.generate_embeddings(texts)
     if len(vectors) != len(texts):
@@ -451,9 +445,7 @@ async def import_vault(
     model = await _model_name() if embed else None
     report.model = model
     with report.clock.measure("plan"):
-        reusable = await _reusable_vectors(
-            db, [p.note.id for p in pending] + removed, model
-        )
+        reusable = await _reusable_vectors(db, [p.note.id for p in pending] + removed, model)
     total = len(pending)
     bar = Progress(
         "notes import",

@@ -221,7 +221,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         for rank, hit in enumerate(hits, 1):
             section = " > ".join(hit.section_path) or "(top)"
             print(f"{rank}. {hit.score:.3f}  {hit.title}  [{hit.path}]  {section}")
-            print(f"   {hit.chunk_id}  prev {hit.neighbours['prev']}  next {hit.neighbours['next']}")
+            print(
+                f"   {hit.chunk_id}  prev {hit.neighbours['prev']}  next {hit.neighbours['next']}"
+            )
             text = " ".join(hit.text.split())
             print(f"   {text[:200]}{'...' if len(text) > 200 else ''}")
             for linked in hit.linked:
@@ -244,8 +246,10 @@ def cmd_qdrant_export(args: argparse.Namespace) -> int:
         report = await qdrant_export(out, db, note_vectors=args.note_vectors)
         if not args.quiet:
             counts = ", ".join(f"{n} {stem}" for stem, n in report.counts.items())
-            checked = "validated against the payload schemas" if report.validated else (
-                "not validated (pip install 'fastnotebook[qdrant]' for jsonschema)"
+            checked = (
+                "validated against the payload schemas"
+                if report.validated
+                else ("not validated (pip install 'fastnotebook[qdrant]' for jsonschema)")
             )
             print(f"wrote {counts} to {out} ({checked})")
         return 0
