@@ -23,7 +23,7 @@ IN_VENV := env -u CONDA_PREFIX VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(V
 
 $(VENV)/.built: $(VENV)/.setup $(RUST_SOURCES)
 	# test-hooks: the functions only the tests call (release builds leave them out).
-	$(IN_VENV) maturin develop --release --quiet --extras dev,app,local,bench,langchain --features test-hooks
+	$(IN_VENV) maturin develop --release --quiet --extras dev,app,local,bench,langchain,qdrant --features test-hooks
 	touch $@
 
 setup: $(VENV)/.setup ## Create the virtualenv
