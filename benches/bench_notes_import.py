@@ -138,7 +138,7 @@ def shares(result: dict[str, Any]) -> str:
     wall, stages = result["embed_seconds"], result["embed_stages"]
 
     def busy(*names: str) -> float:
-        return 100 * sum(stages.get(n, 0.0) for n in names) / wall
+        return 100 * sum(float(stages.get(n, 0.0)) for n in names) / float(wall)
 
     return (
         f"model {busy('model'):.1f}%, database {busy('plan', 'write'):.1f}%, "
