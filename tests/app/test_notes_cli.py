@@ -84,8 +84,6 @@ def test_the_commands_on_the_mini_vault(tmp_path: Path) -> None:
     assert found.returncode == 0, found.stderr
     hits = json.loads(found.stdout)
     assert len(hits) == 2 and {"note_id", "section_path", "neighbours", "linked"} <= set(hits[0])
-    text = cli("notes", "search", "vault graph link", data_dir=data)
-    assert text.returncode == 0 and text.stdout.startswith("1. ")
     qdrant = cli("notes", "qdrant-export", str(tmp_path / "q"), data_dir=data)
     assert qdrant.returncode == 0, qdrant.stderr
     assert f"{counts['counts']['chunks']} chunks" in qdrant.stdout
@@ -156,11 +154,27 @@ def test_no_embed_then_fastnotebook_embed_fills_the_vectors(tmp_path: Path) -> N
     audit = stored(data)["audit"]
     assert audit.ok and audit.counts["missing_vectors"] == 0
 
+    async def corrupt() -> None:
+        settings = DatabaseSettings(DatabaseSettings.embedded_url(data), full_text_search=False)
+        async with await open_database(settings) as db:
+            await db.query(
+                "DELETE (SELECT VALUE id FROM vault_edge WHERE kind = 'belongs_to' LIMIT 1);"
+            )
+
+    asyncio.run(corrupt())
+    damaged = cli("notes", "audit", data_dir=data)
+    assert damaged.returncode == 1, damaged.stderr
+    assert "VIOLATED" in damaged.stdout and "--rewrite" in damaged.stdout
+    as_json = json.loads(cli("notes", "audit", "--json", data_dir=data).stdout)
+    assert not as_json["ok"]
+    assert [i["name"] for i in as_json["invariants"] if not i["ok"]] == ["belongs_to == chunks"]
+    assert cli("notes", "import", str(vault), "-q", data_dir=data).returncode == 1  # broken files
+    assert cli("notes", "audit", "-q", data_dir=data).returncode == 0
+
 
 # (vault state before the killed run, fault): each run is killed at the fault.
 KILL_POINTS = [
     ("fresh", "writing:2:KILL:0.003"),
-    ("fresh", "written:2"),
     ("fresh", "embedded:3"),
     ("edited", "written:1"),
     ("edited", "writing:3:KILL:0.002"),
@@ -181,7 +195,7 @@ def test_a_killed_import_resumes_to_exactly_the_expected_store(
     tmp_path: Path, state: str, fault: str
 ) -> None:
     vault, data = tmp_path / "vault", tmp_path / "data"
-    write_mini_vault(vault)
+    write_mini_vault(vault, extra_notes=2)
     batches = ("--batch-notes", "3")
     if state == "edited":
         assert cli("notes", "import", str(vault), "-q", data_dir=data).returncode == 1

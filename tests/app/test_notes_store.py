@@ -62,7 +62,8 @@ async def db() -> AsyncIterator[Database]:
 
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
-    write_mini_vault(tmp_path / "vault")
+    """The mini-vault with two generated notes (the round trip test has all)."""
+    write_mini_vault(tmp_path / "vault", extra_notes=2)
     return tmp_path / "vault"
 
 
@@ -80,8 +81,10 @@ def good_files(root: Path, broken: set[str]) -> dict[str, bytes]:
 
 
 async def test_round_trip_is_byte_identical_from_text_and_from_chunks(
-    db: Database, vault: Path, tmp_path: Path, fake: None
+    db: Database, tmp_path: Path, fake: None
 ) -> None:
+    vault = tmp_path / "vault"
+    write_mini_vault(vault)
     report = await import_vault(vault, db)
     assert all(e.path.startswith("broken/") and e.message for e in report.errors)
     mini_files = good_files(vault, {e.path for e in report.errors})

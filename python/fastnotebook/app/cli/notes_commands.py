@@ -177,7 +177,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         if args.json:
             json.dump(report.as_dict(), sys.stdout, ensure_ascii=False, indent=2)
             print()
-        else:
+        elif not args.quiet:
             print(table(["", "count"], [[k, v] for k, v in report.counts.items()]))
             print()
             print(
@@ -340,7 +340,9 @@ def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     exp.set_defaults(run=cmd_export)
 
     aud = actions.add_parser(
-        "audit", parents=[common], help="counts and invariants (exit 1 when one is violated)"
+        "audit",
+        parents=[common],
+        help="counts and invariants (exit 1 when one is violated; -q: only the exit code)",
     )
     aud.add_argument("--json", action="store_true", help="counts and invariants as one object")
     aud.set_defaults(run=cmd_audit)
