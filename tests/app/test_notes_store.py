@@ -270,9 +270,14 @@ async def test_no_embed_then_embed_fills_every_missing_vector(
     done, due = await embed_missing(db)
     assert done == due == report.missing_vectors
     assert (await audit_vault(db)).counts["missing_vectors"] == 0
+    # Without embedding, an edited note keeps the vectors of its unchanged chunks.
+    journal = vault / "journal/2024-01-01.md"
+    journal.write_bytes(journal.read_bytes() + b"\nOne more line.\n")
+    edited = await import_vault(vault, db, embed=False)
+    assert edited.changed == 1 and edited.reused >= 1
+    assert edited.missing_vectors == 1
     # An import with embedding after --no-embed embeds what is missing, and
     # a model change re-embeds everything with the new model.
-    await import_vault(vault, db, embed=False)
     model_manager.configure_embedding_model(
         fake_model.FAKE_PROVIDER, config={"dimension": 24, "seed": 1}
     )

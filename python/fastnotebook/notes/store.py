@@ -341,6 +341,7 @@ class _Pending:
     edges: list[Edge]
     edges_hash: str
     vectors: list[list[float] | None]
+    models: list[str | None]  # the model of each vector
 
 
 def _groups(pending: Sequence[_Pending], max_rows: int, max_notes: int) -> Iterator[list[_Pending]]:
@@ -457,9 +458,8 @@ async def import_vault(
     )
     try:
         for group in _groups(pending, write_rows, write_notes):
-            if embed:
-                await _embed_group(db, group, reusable, report)
-            await _write(db, group, str(folder), fingerprint, model, report)
+            await _vectors_of_group(db, group, reusable, embed, model, report)
+            await _write(db, group, str(folder), fingerprint, report)
             bar.advance(
                 items=len(group),
                 nbytes=sum(len(p.note.raw) for p in group),
@@ -534,7 +534,8 @@ def _plan(
         else:
             report.unchanged += 1
             continue
-        pending.append(_Pending(note, chunks, edges, edges_hash, [None] * len(chunks)))
+        none: list[None] = [None] * len(chunks)
+        pending.append(_Pending(note, chunks, edges, edges_hash, list(none), list(none)))
     # A file that could not be parsed this time keeps its previous version.
     unreadable = {e.path for e in vault.errors}
     removed = [
@@ -547,34 +548,39 @@ def _plan(
 
 async def _reusable_vectors(
     db: Database, note_ids: list[str], model: str | None
-) -> dict[str, list[float]]:
-    """Stored vectors of these notes' chunks by ``embed_hash`` (same model)."""
-    if model is None or not note_ids:
+) -> dict[str, tuple[list[float], str]]:
+    """Stored vectors of these notes' chunks, with their model, by
+    ``embed_hash``: the current model's (any model's when not embedding)."""
+    if not note_ids:
         return {}
     rows = await db.query(
-        f"SELECT embed_hash, embedding FROM {CHUNK} WHERE note_id IN $ids "
-        "AND embedding != NONE AND embed_model = $model;",
+        f"SELECT embed_hash, embedding, embed_model FROM {CHUNK} WHERE note_id IN $ids "
+        "AND embedding != NONE AND ($model = NONE OR embed_model = $model);",
         {"ids": note_ids, "model": model},
     )
-    return {row["embed_hash"]: row["embedding"] for row in rows or []}
+    return {row["embed_hash"]: (row["embedding"], row["embed_model"]) for row in rows or []}
 
 
-async def _embed_group(
+async def _vectors_of_group(
     db: Database,
     group: list[_Pending],
-    reusable: dict[str, list[float]],
+    reusable: dict[str, tuple[list[float], str]],
+    embed: bool,
+    model: str | None,
     report: NotesImportReport,
 ) -> None:
+    """Each chunk's vector: kept from the store when its ``embed_text`` was
+    embedded already, else (when ``embed``) computed by the model."""
     wanted: list[tuple[_Pending, int]] = []
     for item in group:
         for i, chunk in enumerate(item.chunks):
             if not chunk.embed_text.strip():
                 continue
-            vector = reusable.get(_sha256(chunk.embed_text))
-            if vector is not None:
-                item.vectors[i] = vector
+            kept = reusable.get(_sha256(chunk.embed_text))
+            if kept is not None:
+                item.vectors[i], item.models[i] = kept
                 report.reused += 1
-            else:
+            elif embed:
                 wanted.append((item, i))
     if not wanted:
         return
@@ -582,7 +588,7 @@ async def _embed_group(
     faults.checkpoint("embedded")
     await _ensure_dimension(db, len(vectors[0]))
     for (item, i), vector in zip(wanted, vectors, strict=True):
-        item.vectors[i] = vector
+        item.vectors[i], item.models[i] = vector, model
     report.embedded += len(vectors)
 
 
@@ -591,7 +597,6 @@ async def _write(
     group: list[_Pending],
     root: str,
     fingerprint: str,
-    model: str | None,
     report: NotesImportReport,
 ) -> None:
     chunk_ids = {c.id for item in group for c in item.chunks}
@@ -605,7 +610,7 @@ async def _write(
     chunks = [
         _chunk_row(chunk, vector, model)
         for item in group
-        for chunk, vector in zip(item.chunks, item.vectors, strict=True)
+        for chunk, vector, model in zip(item.chunks, item.vectors, item.models, strict=True)
     ]
     edges = [
         _edge_row(edge, ordinal, chunk_ids)
