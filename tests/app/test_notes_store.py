@@ -496,3 +496,38 @@ async def test_qdrant_export_validates_and_loads_into_qdrant(
         ),
     ).count
     assert nexts == audit.counts["next"]
+
+
+TOPICS = {
+    "Sleep.md": "# Sleep\n\nAdults need seven to nine hours of sleep every night. A dark, cool "
+    "bedroom and a regular bedtime help you fall asleep.\n",
+    "Pasta.md": "# Cooking pasta\n\nBoil plenty of salted water, add the spaghetti and cook it "
+    "until al dente. Drain and toss with the sauce.\n",
+    "Bicycle.md": "# Bicycle repair\n\nTo fix a flat tyre, remove the wheel, take out the inner "
+    "tube, find the puncture and patch it.\n",
+    "Garden.md": "# Tomatoes\n\nPlant tomato seedlings in full sun, water them deeply and tie "
+    "the stems to stakes as they grow.\n",
+}
+QUERIES = {
+    "how many hours should a grown-up sleep": "Sleep.md",
+    "cooking spaghetti in boiling water": "Pasta.md",
+    "patching a punctured bike tube": "Bicycle.md",
+    "growing tomato plants": "Garden.md",
+}
+
+
+async def test_search_with_the_static_model_finds_the_note_by_meaning(
+    db: Database, tmp_path: Path
+) -> None:
+    pytest.importorskip("static_model")
+    for name, text in TOPICS.items():
+        (tmp_path / name).write_text(text)
+    model_manager.configure_embedding_model("fastnotebook-static")
+    try:
+        report = await import_vault(tmp_path, db)
+        assert report.model is not None and report.model.startswith("fastnotebook-static/")
+        for query, expected in QUERIES.items():
+            hits = await search_notes(query, 2, db)
+            assert hits[0].path == expected, (query, hits[0])
+    finally:
+        model_manager.reset()
