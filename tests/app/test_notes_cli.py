@@ -12,12 +12,15 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from loguru import logger
 
 from fastnotebook.app.ai import model_manager
+from fastnotebook.app.cli import main
 from fastnotebook.app.database import DatabaseSettings, open_database
 from fastnotebook.app.pipeline import fake_model
 from fastnotebook.notes import read_vault
@@ -94,50 +97,48 @@ def test_the_commands_on_the_mini_vault(tmp_path: Path) -> None:
     ]
 
 
-def test_mistakes_are_one_line(tmp_path: Path) -> None:
-    data = tmp_path / "data"
+MISTAKES = [
+    (("notes", "import", "{tmp}/nowhere"), 1, "fastnotebook notes import: no vault at"),
+    (("notes", "import", "{tmp}/file.md"), 1, "is a file: give the vault's folder"),
+    (("notes", "import", "{tmp}/empty", "--no-embed"), 1, "no Markdown notes (*.md) in"),
+    (("notes", "audit", "--data-dir", "{tmp}/none"), 1, "no database in"),
+    (("notes", "search", "x", "-k", "0"), 2, "-k/--k must be a positive integer"),
+    (("notes", "search", "x", "-k", "many"), 2, "-k/--k must be a positive integer"),
+    (("notes", "search", "  "), 2, "the query is empty"),
+    (("notes", "import", "{tmp}", "--sizes", "task=1,2"), 2, "TYPE=TARGET_MIN,TARGET_MAX"),
+    (("notes", "import", "{tmp}", "--sizes", "task=300,200,600,80"), 2, "sizes['task']"),
+    (("notes", "export", "{tmp}/file.md"), 1, "is a file: give a folder"),
+    (("notes", "qdrant-export", "{tmp}/file.md"), 1, "is a file: give a folder"),
+]
+
+
+def test_mistakes_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In-process through ``main`` (what the command runs), then one in a
+    real process; nothing is created where the command only reads."""
+    (tmp_path / "file.md").write_text("# A\n")
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setenv("FASTNOTEBOOK_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("FASTNOTEBOOK_EMBEDDING_PROVIDER", "fastnotebook-fake")
+    for argv, code, text in MISTAKES:
+        args = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+        try:
+            got = main(args)
+        except SystemExit as e:  # argparse's mistakes
+            got = int(e.code or 0)
+        finally:
+            logger.remove()  # main() logs to the captured stderr: back to the default
+            logger.add(sys.stderr)
+        err = capsys.readouterr().err
+        lines = err.strip().splitlines()
+        assert got == code, (args, err)
+        assert len(lines) == 1 and "Traceback" not in err and text in lines[0], (args, err)
+    assert not (tmp_path / "data").exists() and not (tmp_path / "none").exists()
     one_line_error(
-        cli("notes", "import", str(tmp_path / "nowhere"), data_dir=data),
+        cli("notes", "import", str(tmp_path / "nowhere"), data_dir=tmp_path / "d"),
         1,
         "fastnotebook notes import: no vault at",
-    )
-    (tmp_path / "file.md").write_text("# A\n")
-    one_line_error(
-        cli("notes", "import", str(tmp_path / "file.md"), data_dir=data),
-        1,
-        "is a file: give the vault's folder",
-    )
-    (tmp_path / "empty").mkdir()
-    one_line_error(
-        cli("notes", "import", str(tmp_path / "empty"), "--no-embed", data_dir=data),
-        1,
-        "no Markdown notes (*.md) in",
-    )
-    one_line_error(cli("notes", "audit", data_dir=tmp_path / "none"), 1, "no database in")
-    one_line_error(
-        cli("notes", "search", "x", "-k", "0", data_dir=data),
-        2,
-        "-k/--k must be a positive integer",
-    )
-    one_line_error(
-        cli("notes", "search", "x", "-k", "many", data_dir=data),
-        2,
-        "-k/--k must be a positive integer",
-    )
-    one_line_error(
-        cli("notes", "import", str(tmp_path), "--sizes", "task=1,2", data_dir=data),
-        2,
-        "TYPE=TARGET_MIN,TARGET_MAX,HARD_MAX,MIN",
-    )
-    one_line_error(
-        cli("notes", "import", str(tmp_path), "--sizes", "task=300,200,600,80", data_dir=data),
-        2,
-        "sizes['task']",
-    )
-    one_line_error(
-        cli("notes", "export", str(tmp_path / "file.md"), data_dir=data),
-        1,
-        "is a file: give a folder",
     )
 
 
