@@ -23,7 +23,7 @@ IN_VENV := env -u CONDA_PREFIX VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(V
 
 $(VENV)/.built: $(VENV)/.setup $(RUST_SOURCES)
 	# test-hooks: the functions only the tests call (release builds leave them out).
-	$(IN_VENV) maturin develop --release --quiet --extras dev,app,local,bench,langchain,ray --features test-hooks
+	$(IN_VENV) maturin develop --release --quiet --extras dev,app,local,bench,langchain,ray,qdrant --features test-hooks
 	touch $@
 
 setup: $(VENV)/.setup ## Create the virtualenv
@@ -60,6 +60,7 @@ BENCH_OUT ?= docs/perf
 bench: build ## Benchmarks against the references, same run (figures: docs/perf, README, docs/performance.md)
 	$(PY) benches/bench_pipeline.py --full-text-mb 0.25 --out $(BENCH_OUT)
 	$(PY) benches/bench_concurrency.py --out $(BENCH_OUT) --docs docs/performance.md
+	$(PY) benches/bench_notes_import.py --out $(BENCH_OUT)
 	$(PY) benches/bench_chunking.py
 	$(PY) benches/bench_tokens.py
 	$(PY) benches/bench_string_floor.py

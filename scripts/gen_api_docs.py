@@ -40,6 +40,12 @@ MODULES = (
     "fastnotebook.context_builder",
     "fastnotebook.errors",
     "fastnotebook.notes",
+    # Note vaults in the database (the app extra).
+    "fastnotebook.notes.store",
+    "fastnotebook.notes.export",
+    "fastnotebook.notes.audit",
+    "fastnotebook.notes.search",
+    "fastnotebook.notes.qdrant",
 )
 
 MARKER = "<!-- api:begin -->"

@@ -74,6 +74,25 @@ def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
     return {}
 
 
+def subcommand_helps(parser: argparse.ArgumentParser) -> dict[str, str]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return {choice.dest: choice.help or "" for choice in action._choices_actions}
+    return {}
+
+
+def section(title: str, help_text: str, sub: argparse.ArgumentParser) -> list[str]:
+    """A command's heading, usage and options; then its own subcommands'."""
+    usage = " ".join(sub.format_usage().split()).removeprefix("usage: ")
+    lines = ["", f"### {title}", "", help_text.capitalize() + ".", ""]
+    lines += ["```", usage, "```", "", "| argument | meaning | default |", "|---|---|---|"]
+    lines += option_rows(sub)
+    helps = subcommand_helps(sub)
+    for name, child in subcommands(sub).items():
+        lines += section(f"{title} {name}", helps.get(name, ""), child)
+    return lines
+
+
 def render() -> str:
     parser = build_parser()
     helps: dict[str, str] = {}
@@ -100,11 +119,7 @@ def render() -> str:
     ]
     lines += option_rows(parser)
     for name, sub in commands.items():
-        usage = " ".join(sub.format_usage().split())
-        usage = usage.removeprefix("usage: ")
-        lines += ["", f"### fastnotebook {name}", "", helps.get(name, "").capitalize() + ".", ""]
-        lines += ["```", usage, "```", "", "| argument | meaning | default |", "|---|---|---|"]
-        lines += option_rows(sub)
+        lines += section(f"fastnotebook {name}", helps.get(name, ""), sub)
     text = "\n".join(lines)
     # Defaults inside the repository are shown relative to it.
     return text.replace(str(ROOT) + "/", "")

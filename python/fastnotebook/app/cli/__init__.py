@@ -5,6 +5,7 @@
   search "query"       vector search over what is stored
   sources list|remove  what is stored, and removing sources
   chunk FILE           the chunks of one file
+  notes ...            Markdown vaults: import, export, audit, search, qdrant-export
   demo                 all of the above on the bundled samples
   bench, serve         the chunking benchmark, the HTTP API
   patch-open-notebook  swap fastnotebook's modules into an Open Notebook tree
@@ -40,7 +41,7 @@ from fastnotebook.errors import OpenNotebookError
 from fastnotebook.open_notebook import patch as open_notebook_patch
 
 try:
-    from fastnotebook.app.cli import demo, pipeline_commands
+    from fastnotebook.app.cli import demo, notes_commands, pipeline_commands
 except ModuleNotFoundError as e:  # installed without the app extra
     _missing_app: ModuleNotFoundError | None = e
 else:
@@ -48,7 +49,7 @@ else:
 
 # The commands that need the database (the app extra), as listed in --help
 # when it is not installed.
-_APP_COMMANDS = ("ingest", "embed", "search", "sources", "demo")
+_APP_COMMANDS = ("ingest", "embed", "search", "sources", "notes", "demo")
 
 __all__ = ["build_parser", "exit_now", "main", "run"]
 
@@ -89,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     if _missing_app is None:
         pipeline_commands.add_commands(sub)
+        notes_commands.add_command(sub)
         demo.add_command(sub)
     else:
         for name in _APP_COMMANDS:

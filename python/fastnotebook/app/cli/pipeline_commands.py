@@ -138,7 +138,20 @@ async def run_embed(options: EmbedOptions, quiet: bool) -> int:
             print(f"failed: {what}: {why}", file=sys.stderr)
     if report.interrupted:
         return EXIT_INTERRUPTED
+    if options.kinds == KINDS and not options.rebuild:
+        await _embed_vault_chunks(quiet)
     return EXIT_FAILED if report.failures else 0
+
+
+async def _embed_vault_chunks(quiet: bool) -> None:
+    """The chunks of an imported note vault that have no vector yet
+    (``fastnotebook notes import --no-embed``): embedded too."""
+    from fastnotebook.app.database import get_database
+    from fastnotebook.notes.store import embed_missing
+
+    done, due = await embed_missing(await get_database(), progress=not quiet)
+    if due and not quiet:
+        print(f"vault chunks: embedded {done} of {due} without a vector")
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
