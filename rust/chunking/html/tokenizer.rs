@@ -56,6 +56,22 @@ pub(crate) struct FxHasher(u64);
 
 const FX_SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 
+/// The little-endian integer of at most 8 bytes, zero-padded: the value of
+/// `u64::from_le_bytes` on the bytes copied into a zeroed `[u8; 8]`.
+///
+/// Built in a register: copying a short slice into a stack word and reading
+/// the word back makes the CPU wait for the narrow stores to land (a failed
+/// store-to-load forwarding), which the profile of HTML chunking showed as
+/// half the time of interning tag names.
+#[inline(always)]
+pub(crate) fn load_le(bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .take(8)
+        .enumerate()
+        .fold(0, |word, (i, &b)| word | u64::from(b) << (8 * i))
+}
+
 impl FxHasher {
     #[inline]
     fn add(&mut self, word: u64) {
@@ -74,9 +90,7 @@ impl Hasher for FxHasher {
         }
         let rest = chunks.remainder();
         if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(word) ^ ((rest.len() as u64) << 59));
+            self.add(load_le(rest) ^ ((rest.len() as u64) << 59));
         }
     }
     #[inline]
@@ -1305,6 +1319,16 @@ mod tests {
         let mut t = Tokenizer::new(html, Events::default());
         t.run().expect("accepted");
         t.sink.0
+    }
+
+    #[test]
+    fn load_le_is_the_zero_padded_little_endian_word() {
+        let bytes = [0x01u8, 0x80, 0xff, 0x7f, 0x00, 0xaa, 0x55, 0xfe, 0x42];
+        for len in 0..=8 {
+            let mut word = [0u8; 8];
+            word[..len].copy_from_slice(&bytes[..len]);
+            assert_eq!(load_le(&bytes[..len]), u64::from_le_bytes(word), "{len}");
+        }
     }
 
     #[test]
