@@ -257,6 +257,60 @@ const fn name_stop_table() -> [bool; 256] {
 }
 static NAME_STOP: [bool; 256] = name_stop_table();
 
+/// Byte classes of the simple start tags [`Tokenizer::simple_starttag`]
+/// reads: ASCII only, so that no `\s` outside ASCII and no `<` or `&` can
+/// change where the general rules end the tag.
+/// `[A-Za-z0-9_:.-]`: a tag name byte that is no name stop.
+const F_NAME: u8 = 1;
+/// `[ \t\n\r\f]`: both `\s` and a name stop.
+const F_WS: u8 = 2;
+/// Printable ASCII but `"'<>/=&`: an attribute name byte (`[^\s/=>]`).
+const F_ATTR: u8 = 4;
+/// Printable ASCII but `"'<>&`: a bare value byte (`[^>\s]`).
+const F_VALUE: u8 = 8;
+
+const fn simple_tag_table() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut c = 0x21;
+    while c < 0x7f {
+        t[c] = match c as u8 {
+            b'"' | b'\'' | b'<' | b'>' | b'&' => 0,
+            b'/' | b'=' => F_VALUE,
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b':' | b'.' | b'-' => {
+                F_NAME | F_ATTR | F_VALUE
+            }
+            _ => F_ATTR | F_VALUE,
+        };
+        c += 1;
+    }
+    t[b' ' as usize] = F_WS;
+    t[b'\t' as usize] = F_WS;
+    t[b'\n' as usize] = F_WS;
+    t[b'\r' as usize] = F_WS;
+    t[0x0c] = F_WS;
+    t
+}
+static SIMPLE: [u8; 256] = simple_tag_table();
+
+/// The longest start tag [`Tokenizer::simple_starttag`] reads, `<` to `>`:
+/// it bounds the work of each attempt (one per `<`), so that failed attempts
+/// cost a constant each and the tokenizer stays linear.
+const SIMPLE_TAG_MAX: usize = 1024;
+
+/// What a start tag at `<` turned out to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StartTag {
+    /// A tag: its name ends at `name_end`, the tag at `endpos`.
+    Tag {
+        name_end: usize,
+        endpos: usize,
+        self_closing: bool,
+    },
+    /// Not a tag after all: text up to `endpos`.
+    Text(usize),
+    Incomplete,
+}
+
 #[inline]
 fn is_ascii_space(b: u8) -> bool {
     matches!(b, b'\t'..=b'\r' | 0x1c..=b' ')
@@ -305,6 +359,9 @@ pub(crate) struct Tokenizer<'a, S: Sink> {
     /// Last `[\s/]*` after a tag name: (name end, where it stops).
     attrs_cache: (usize, usize),
     name_buf: String,
+    /// Tests only: every start tag by the general rules, to compare.
+    #[cfg(test)]
+    general_only: bool,
 }
 
 impl<'a, S: Sink> Tokenizer<'a, S> {
@@ -327,6 +384,8 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
             name_cache: (usize::MAX, 0),
             attrs_cache: (usize::MAX, 0),
             name_buf: String::new(),
+            #[cfg(test)]
+            general_only: false,
         }
     }
 
@@ -882,6 +941,116 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
 
     /// `parse_starttag` (with `check_for_whole_start_tag`) at `i`.
     fn parse_starttag(&mut self, i: usize) -> Parsed {
+        // Most tags are simple; the general rules only for the others.
+        let simple = self.simple_starttag(i);
+        #[cfg(test)]
+        let simple = simple.filter(|_| !self.general_only);
+        let tag = match simple {
+            Some(tag) => tag,
+            None => self.general_starttag(i),
+        };
+        let (name_end, endpos, self_closing) = match tag {
+            StartTag::Tag {
+                name_end,
+                endpos,
+                self_closing,
+            } => (name_end, endpos, self_closing),
+            StartTag::Text(endpos) => {
+                self.data(i, endpos);
+                return Parsed::At(endpos);
+            }
+            StartTag::Incomplete => return Parsed::Incomplete,
+        };
+        let src = self.src;
+        let name = if self.lower_name(i + 1, name_end) {
+            self.name_buf.as_str()
+        } else {
+            &src[i + 1..name_end]
+        };
+        if self_closing {
+            self.sink.start_tag(name, true);
+        } else {
+            self.sink.start_tag(name, false);
+            match name {
+                "script" => self.cdata = Some(Cdata::Script),
+                "style" => self.cdata = Some(Cdata::Style),
+                _ => {}
+            }
+        }
+        Parsed::At(endpos)
+    }
+
+    /// A simple start tag at `i` (`<` and a letter there), read in one pass,
+    /// or `None` for the general rules. Simple: at most [`SIMPLE_TAG_MAX`]
+    /// bytes of ASCII, of the form
+    /// `<NAME (WS+ ATTR (= ('...'|"..."|BARE))?)* WS* /? >` with NAME of
+    /// [`F_NAME`], WS of [`F_WS`], ATTR of [`F_ATTR`] and BARE of [`F_VALUE`]
+    /// bytes (quoted values may hold anything but their quote).
+    ///
+    /// On these, `general_starttag` gives the same answer without any
+    /// backtracking: each attribute ends where its simple form does, and
+    /// the tag ends at the first `>` outside quoted values. A bare value takes
+    /// a `/` before `>` (`<a b=c/>` is no self-closing tag), as `[^>\s]*`
+    /// does. `simple_tags_are_read_as_the_general_rules_read_them` checks
+    /// the equality on generated tags.
+    #[inline]
+    fn simple_starttag(&self, i: usize) -> Option<StartTag> {
+        let b = self.b.get(..(i + SIMPLE_TAG_MAX).min(self.b.len()))?;
+        let class = |p: usize| b.get(p).map_or(0, |&c| SIMPLE[c as usize]);
+        let mut p = i + 1;
+        while class(p) & F_NAME != 0 {
+            p += 1;
+        }
+        let name_end = p;
+        loop {
+            let ws_start = p;
+            while class(p) & F_WS != 0 {
+                p += 1;
+            }
+            match b.get(p)? {
+                b'>' => {
+                    return Some(StartTag::Tag {
+                        name_end,
+                        endpos: p + 1,
+                        self_closing: false,
+                    });
+                }
+                b'/' => {
+                    return (b.get(p + 1) == Some(&b'>')).then_some(StartTag::Tag {
+                        name_end,
+                        endpos: p + 2,
+                        self_closing: true,
+                    });
+                }
+                _ if p > ws_start && class(p) & F_ATTR != 0 => {
+                    p += 1;
+                    while class(p) & F_ATTR != 0 {
+                        p += 1;
+                    }
+                    if b.get(p) == Some(&b'=') {
+                        p += 1;
+                        match *b.get(p)? {
+                            quote @ (b'"' | b'\'') => {
+                                p += 1 + memchr(quote, b.get(p + 1..)?)? + 1;
+                            }
+                            _ if class(p) & F_VALUE != 0 => {
+                                while class(p) & F_VALUE != 0 {
+                                    p += 1;
+                                }
+                            }
+                            _ => return None,
+                        }
+                    }
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// `locatestarttagend_tolerant`, then `check_for_whole_start_tag` and the
+    /// attribute loop of `parse_starttag`, at `i`, with all of `html.parser`'s
+    /// backtracking.
+    fn general_starttag(&mut self, i: usize) -> StartTag {
         let b = self.b;
         let name_end = self.name_end(i + 2);
         // locatestarttagend_tolerant
@@ -900,11 +1069,11 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
             // does at the end, or in or before an attribute value.
             Some(b'/') | None => {
                 self.remember_chain(j);
-                return Parsed::Incomplete;
+                return StartTag::Incomplete;
             }
             Some(&c) if c.is_ascii_alphabetic() || c == b'=' => {
                 self.remember_chain(j);
-                return Parsed::Incomplete;
+                return StartTag::Incomplete;
             }
             Some(_) => j,
         };
@@ -924,28 +1093,19 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
             }
         }
         let rest = self.src.get(k..endpos).unwrap_or("");
-        let end = unicode::strip(rest);
-        if end != ">" && end != "/>" {
-            self.data(i, endpos);
-            return Parsed::At(endpos);
+        match unicode::strip(rest) {
+            ">" => StartTag::Tag {
+                name_end,
+                endpos,
+                self_closing: false,
+            },
+            "/>" => StartTag::Tag {
+                name_end,
+                endpos,
+                self_closing: true,
+            },
+            _ => StartTag::Text(endpos),
         }
-        let src = self.src;
-        let name = if self.lower_name(i + 1, name_end) {
-            self.name_buf.as_str()
-        } else {
-            &src[i + 1..name_end]
-        };
-        if end == "/>" {
-            self.sink.start_tag(name, true);
-        } else {
-            self.sink.start_tag(name, false);
-            match name {
-                "script" => self.cdata = Some(Cdata::Script),
-                "style" => self.cdata = Some(Cdata::Style),
-                _ => {}
-            }
-        }
-        Parsed::At(endpos)
     }
 
     // -------------------------------------------------------------- end tags
@@ -1290,6 +1450,8 @@ pub(crate) fn python_lower_into(name: &str, out: &mut String) {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     /// Records events; adjacent data merged as BeautifulSoup merges it.
@@ -1434,11 +1596,233 @@ mod tests {
         assert_eq!(events(&html), ["D:&#;", "S:a"]);
     }
 
+    fn simple(html: &str) -> Option<StartTag> {
+        Tokenizer::new(html, Events::default()).simple_starttag(0)
+    }
+
+    fn general(html: &str, second_pass: bool) -> StartTag {
+        let mut t = Tokenizer::new(html, Events::default());
+        t.end = second_pass;
+        t.general_starttag(0)
+    }
+
+    #[test]
+    fn simple_tags_take_the_simple_path() {
+        let tag = |name_end, endpos, self_closing| {
+            Some(StartTag::Tag {
+                name_end,
+                endpos,
+                self_closing,
+            })
+        };
+        assert_eq!(simple("<p>x"), tag(2, 3, false));
+        assert_eq!(simple("<BR/>"), tag(3, 5, true));
+        assert_eq!(simple("<br\n/>"), tag(3, 6, true));
+        assert_eq!(simple("<a href=\"x>y\" class='c'>"), tag(2, 24, false));
+        assert_eq!(simple("<a b='\u{e9}<&'/>"), tag(2, 13, true));
+        assert_eq!(simple("<a b/>"), tag(2, 6, true));
+        // A bare value takes the `/`.
+        assert_eq!(simple("<a b=c/>"), tag(2, 8, false));
+        assert_eq!(simple("<a b==c d>"), tag(2, 10, false));
+        // The general rules decide these.
+        for html in [
+            "<a b= c>",
+            "<a b=>",
+            "<a b=\"x\"c>",
+            "<a / >",
+            "<a\u{b}b>",
+            "<a\u{a0}b>",
+            "<a b=\u{e9}>",
+            "<a b<c>",
+            "<a &b>",
+            "<a b='x>",
+            "<a b='x",
+            "<a b",
+            "<a/",
+            "<a b=c",
+        ] {
+            assert_eq!(simple(html), None, "{html:?}");
+        }
+        let long = format!("<a b=\"{}\">", "x".repeat(SIMPLE_TAG_MAX));
+        assert_eq!(simple(&long), None);
+        assert!(simple(&long[..long.len() - 10]).is_none());
+    }
+
+    /// Pieces of start tags: names, spaces (`\s` and not, ASCII and not),
+    /// attributes, values, the characters the general rules backtrack on.
+    const TAG_PIECES: &[&str] = &[
+        "a",
+        "B",
+        "h1",
+        "x-y",
+        "n:s",
+        "_",
+        ".",
+        "0",
+        "\u{e9}",
+        "\u{17f}",
+        "\u{130}",
+        " ",
+        "  ",
+        "\t",
+        "\n",
+        "\r",
+        "\u{c}",
+        "\u{b}",
+        "\u{1c}",
+        "\u{a0}",
+        "\u{3000}",
+        "\u{85}",
+        "\0",
+        "/",
+        "//",
+        "/>",
+        ">",
+        "<",
+        "&",
+        "&amp;",
+        "=",
+        "==",
+        "'",
+        "\"",
+        "\"v\"",
+        "'v'",
+        "\"a b\"",
+        "'>'",
+        "\"<\"",
+        "\"'\"",
+        "'\"'",
+        "v",
+        "v/",
+        "href",
+        "class",
+        "x=1",
+        " k=v",
+        " k='q'",
+        " k=\"q\"",
+        " k",
+        "`",
+        "!",
+        "?",
+        "\u{1f600}",
+    ];
+
+    fn tag_like() -> impl Strategy<Value = String> {
+        (
+            proptest::sample::select(&["a", "p", "Br", "h2", "X"][..]),
+            proptest::collection::vec(proptest::sample::select(TAG_PIECES), 0..14),
+            proptest::sample::select(&["", ">", "/>", " >", "x", "\"", "'"][..]),
+        )
+            .prop_map(|(name, pieces, end)| format!("<{name}{}{end}", pieces.concat()))
+    }
+
+    /// Documents of tags, text, references and the rest of the markup.
+    const DOC_PIECES: &[&str] = &[
+        "text",
+        " ",
+        "\n",
+        "<p>",
+        "</p>",
+        "<a href=\"u\">",
+        "</a>",
+        "<br/>",
+        "<br />",
+        "<img src=x alt='y'/>",
+        "<a b=c/>",
+        "<a b= 'x>",
+        "<a b='x",
+        "<a",
+        "<",
+        ">",
+        "&",
+        "&amp;",
+        "&#38;",
+        "&#",
+        "'",
+        "\"",
+        "=",
+        "/",
+        "<!-- c -->",
+        "<!--",
+        "<!DOCTYPE html>",
+        "<?pi?>",
+        "<script>",
+        "</script>",
+        "<style>",
+        "</style >",
+        "</",
+        "</ p>",
+        "<X Y>",
+        "\u{e9}",
+        "\u{a0}",
+        "<a\u{a0}b=c>",
+        "<a b=\"",
+        "<a/",
+        "<a/ >",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(4096))]
+
+        /// The simple path answers as the general rules do (same tag or
+        /// text, same name, same end), in both passes, or leaves the tag to
+        /// them.
+        #[test]
+        fn simple_tags_are_read_as_the_general_rules_read_them(
+            html in tag_like(),
+            cut in 0usize..64,
+        ) {
+            let mut cut = html.len().saturating_sub(cut);
+            while !html.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            for html in [html.as_str(), &html[..cut]] {
+                if let Some(fast) = simple(html) {
+                    let is_tag = matches!(fast, StartTag::Tag { .. });
+                    prop_assert!(is_tag, "{:?}", html);
+                    prop_assert_eq!(fast, general(html, false), "{:?}", html);
+                    prop_assert_eq!(fast, general(html, true), "{:?}", html);
+                }
+            }
+        }
+
+        /// Whole documents give the same events with and without the simple
+        /// path.
+        #[test]
+        fn documents_give_the_same_events_with_the_simple_path(
+            pieces in proptest::collection::vec(
+                prop_oneof![
+                    3 => proptest::sample::select(DOC_PIECES).prop_map(str::to_owned),
+                    1 => tag_like(),
+                ],
+                0..24,
+            ),
+        ) {
+            let html = pieces.concat();
+            let mut fast = Tokenizer::new(&html, Events::default());
+            let fast_result = fast.run().map_err(|e| e.to_string());
+            let mut general = Tokenizer::new(&html, Events::default());
+            general.general_only = true;
+            let general_result = general.run().map_err(|e| e.to_string());
+            prop_assert_eq!(fast_result, general_result);
+            prop_assert_eq!(fast.sink.0, general.sink.0, "{:?}", html);
+        }
+    }
+
     #[test]
     fn linear_on_pathological_input() {
         // Each of these is quadratic with naive searches; 100k repetitions
         // would take minutes then.
-        for unit in ["<a", "<a b='", "&#;<a b='<a b='", "</a", "<!-- >", "<a/"] {
+        for unit in [
+            "<a",
+            "<a b='",
+            "&#;<a b='<a b='",
+            "</a",
+            "<!-- >",
+            "<a/",
+            "<a b='<a c=\"<a d='",
+            "&#;<a b=\"x<a c='y ",
+        ] {
             let html = format!("&#;{}", unit.repeat(100_000));
             let mut t = Tokenizer::new(&html, Events::default());
             t.run().expect("accepted");
