@@ -268,6 +268,8 @@ const F_WS: u8 = 2;
 const F_ATTR: u8 = 4;
 /// Printable ASCII but `"'<>&`: a bare value byte (`[^>\s]`).
 const F_VALUE: u8 = 8;
+/// `[A-Z]`: a name with none is its own lowercase.
+const F_UPPER: u8 = 16;
 
 const fn simple_tag_table() -> [u8; 256] {
     let mut t = [0u8; 256];
@@ -276,9 +278,8 @@ const fn simple_tag_table() -> [u8; 256] {
         t[c] = match c as u8 {
             b'"' | b'\'' | b'<' | b'>' | b'&' => 0,
             b'/' | b'=' => F_VALUE,
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b':' | b'.' | b'-' => {
-                F_NAME | F_ATTR | F_VALUE
-            }
+            b'A'..=b'Z' => F_NAME | F_ATTR | F_VALUE | F_UPPER,
+            b'a'..=b'z' | b'0'..=b'9' | b'_' | b':' | b'.' | b'-' => F_NAME | F_ATTR | F_VALUE,
             _ => F_ATTR | F_VALUE,
         };
         c += 1;
@@ -939,15 +940,22 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
         true
     }
 
+    /// `lower_name`, skipped when the name is known to be lowercase ASCII
+    /// (`lowercase`) already.
+    #[inline]
+    fn lowered(&mut self, from: usize, to: usize, lowercase: bool) -> bool {
+        !lowercase && self.lower_name(from, to)
+    }
+
     /// `parse_starttag` (with `check_for_whole_start_tag`) at `i`.
     fn parse_starttag(&mut self, i: usize) -> Parsed {
         // Most tags are simple; the general rules only for the others.
         let simple = self.simple_starttag(i);
         #[cfg(test)]
         let simple = simple.filter(|_| !self.general_only);
-        let tag = match simple {
-            Some(tag) => tag,
-            None => self.general_starttag(i),
+        let (tag, lowercase) = match simple {
+            Some((tag, lowercase)) => (tag, lowercase),
+            None => (self.general_starttag(i), false),
         };
         let (name_end, endpos, self_closing) = match tag {
             StartTag::Tag {
@@ -962,7 +970,7 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
             StartTag::Incomplete => return Parsed::Incomplete,
         };
         let src = self.src;
-        let name = if self.lower_name(i + 1, name_end) {
+        let name = if self.lowered(i + 1, name_end, lowercase) {
             self.name_buf.as_str()
         } else {
             &src[i + 1..name_end]
@@ -993,15 +1001,20 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
     /// a `/` before `>` (`<a b=c/>` is no self-closing tag), as `[^>\s]*`
     /// does. `simple_tags_are_read_as_the_general_rules_read_them` checks
     /// the equality on generated tags.
+    ///
+    /// With the tag, whether its name is known to be lowercase already.
     #[inline]
-    fn simple_starttag(&self, i: usize) -> Option<StartTag> {
+    fn simple_starttag(&self, i: usize) -> Option<(StartTag, bool)> {
         let b = self.b.get(..(i + SIMPLE_TAG_MAX).min(self.b.len()))?;
         let class = |p: usize| b.get(p).map_or(0, |&c| SIMPLE[c as usize]);
         let mut p = i + 1;
+        let mut seen = 0;
         while class(p) & F_NAME != 0 {
+            seen |= class(p);
             p += 1;
         }
         let name_end = p;
+        let lowercase = seen & F_UPPER == 0;
         loop {
             let ws_start = p;
             while class(p) & F_WS != 0 {
@@ -1009,18 +1022,20 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
             }
             match b.get(p)? {
                 b'>' => {
-                    return Some(StartTag::Tag {
+                    let tag = StartTag::Tag {
                         name_end,
                         endpos: p + 1,
                         self_closing: false,
-                    });
+                    };
+                    return Some((tag, lowercase));
                 }
                 b'/' => {
-                    return (b.get(p + 1) == Some(&b'>')).then_some(StartTag::Tag {
+                    let tag = StartTag::Tag {
                         name_end,
                         endpos: p + 2,
                         self_closing: true,
-                    });
+                    };
+                    return (b.get(p + 1) == Some(&b'>')).then_some((tag, lowercase));
                 }
                 _ if p > ws_start && class(p) & F_ATTR != 0 => {
                     p += 1;
@@ -1113,27 +1128,20 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
     /// `parse_endtag` at `i` (`</` there).
     fn parse_endtag(&mut self, i: usize) -> Parsed {
         let b = self.b;
-        let Some(g) = self.find_gt(i + 1) else {
-            return Parsed::Incomplete;
+        let simple = self.simple_endtag(i);
+        #[cfg(test)]
+        let simple = simple.filter(|_| !self.general_only);
+        let (matched, gtpos, lowercase) = match simple {
+            Some((ne, gtpos, lowercase)) => (Some((i + 2, ne)), gtpos, lowercase),
+            None => match self.general_endtag(i) {
+                Some((matched, gtpos)) => (matched, gtpos, false),
+                None => return Parsed::Incomplete,
+            },
         };
-        let gtpos = g + 1;
-        // endtagfind: </\s*([a-zA-Z][-.a-zA-Z0-9:_]*)\s*>
-        let ns = self.skip_space(i + 2);
-        let mut matched = None;
-        if b.get(ns).is_some_and(u8::is_ascii_alphabetic) {
-            let mut ne = ns + 1;
-            while b.get(ne).is_some_and(|&c| {
-                c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b':' | b'_')
-            }) {
-                ne += 1;
-            }
-            if self.skip_space(ne) == g {
-                matched = Some((ns, ne));
-            }
-        }
+        let g = gtpos - 1;
         if let Some((ns, ne)) = matched {
             let src = self.src;
-            let name = if self.lower_name(ns, ne) {
+            let name = if self.lowered(ns, ne, lowercase) {
                 self.name_buf.as_str()
             } else {
                 &src[ns..ne]
@@ -1172,6 +1180,55 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
             self.sink.special(text);
         }
         Parsed::At(gtpos)
+    }
+
+    /// A simple end tag at `i` (`</` there): `</NAME WS* >` with NAME a
+    /// letter then [`F_NAME`] bytes (`endtagfind`'s name) and WS of [`F_WS`].
+    /// `endtagfind` matches it as it is (the first `>` after `</` is its
+    /// own), which saves the search for `>` and the `\s` scans: the end of
+    /// the name, the end of the tag, and whether the name is known to be
+    /// lowercase. `None` for the general rules.
+    #[inline]
+    fn simple_endtag(&self, i: usize) -> Option<(usize, usize, bool)> {
+        let b = self.b;
+        if !b.get(i + 2)?.is_ascii_alphabetic() {
+            return None;
+        }
+        let class = |p: usize| b.get(p).map_or(0, |&c| SIMPLE[c as usize]);
+        let mut p = i + 2;
+        let mut seen = 0;
+        while class(p) & F_NAME != 0 {
+            seen |= class(p);
+            p += 1;
+        }
+        let name_end = p;
+        while class(p) & F_WS != 0 {
+            p += 1;
+        }
+        (*b.get(p)? == b'>').then_some((name_end, p + 1, seen & F_UPPER == 0))
+    }
+
+    /// The search for `>` and `endtagfind` of `parse_endtag` at `i`: the name
+    /// if `endtagfind` matched, and the end of the tag; `None` if no `>`
+    /// follows.
+    fn general_endtag(&mut self, i: usize) -> Option<(Option<(usize, usize)>, usize)> {
+        let b = self.b;
+        let g = self.find_gt(i + 1)?;
+        // endtagfind: </\s*([a-zA-Z][-.a-zA-Z0-9:_]*)\s*>
+        let ns = self.skip_space(i + 2);
+        let mut matched = None;
+        if b.get(ns).is_some_and(u8::is_ascii_alphabetic) {
+            let mut ne = ns + 1;
+            while b.get(ne).is_some_and(|&c| {
+                c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b':' | b'_')
+            }) {
+                ne += 1;
+            }
+            if self.skip_space(ne) == g {
+                matched = Some((ns, ne));
+            }
+        }
+        Some((matched, g + 1))
     }
 
     /// `</\s*script\s*>` (or `style`), case-insensitive as Python's `re`,
@@ -1597,13 +1654,41 @@ mod tests {
     }
 
     fn simple(html: &str) -> Option<StartTag> {
-        Tokenizer::new(html, Events::default()).simple_starttag(0)
+        Tokenizer::new(html, Events::default())
+            .simple_starttag(0)
+            .map(|(tag, _)| tag)
+    }
+
+    /// Whether the name `from..to` of `html` is its own Python lowercase.
+    fn is_lowercase(html: &str, from: usize, to: usize) -> bool {
+        let mut lower = String::new();
+        python_lower_into(&html[from..to], &mut lower);
+        lower == html[from..to]
     }
 
     fn general(html: &str, second_pass: bool) -> StartTag {
         let mut t = Tokenizer::new(html, Events::default());
         t.end = second_pass;
         t.general_starttag(0)
+    }
+
+    #[test]
+    fn simple_end_tags_take_the_simple_path() {
+        let simple = |html: &str| Tokenizer::new(html, Events::default()).simple_endtag(0);
+        assert_eq!(simple("</p>"), Some((3, 4, true)));
+        assert_eq!(simple("</H1 \n>x"), Some((4, 7, false)));
+        assert_eq!(simple("</x-y:z.w_>"), Some((10, 11, true)));
+        for html in [
+            "</ p>",
+            "</p x>",
+            "</p\u{a0}>",
+            "</p\u{b}>",
+            "</p",
+            "</>",
+            "</\u{e9}>",
+        ] {
+            assert_eq!(simple(html), None, "{html:?}");
+        }
     }
 
     #[test]
@@ -1777,12 +1862,31 @@ mod tests {
                 cut -= 1;
             }
             for html in [html.as_str(), &html[..cut]] {
-                if let Some(fast) = simple(html) {
-                    let is_tag = matches!(fast, StartTag::Tag { .. });
-                    prop_assert!(is_tag, "{:?}", html);
+                let t = Tokenizer::new(html, Events::default());
+                if let Some((fast, lowercase)) = t.simple_starttag(0) {
+                    let StartTag::Tag { name_end, .. } = fast else {
+                        return Err(TestCaseError::fail(format!("{html:?}: {fast:?}")));
+                    };
                     prop_assert_eq!(fast, general(html, false), "{:?}", html);
                     prop_assert_eq!(fast, general(html, true), "{:?}", html);
+                    prop_assert_eq!(lowercase, is_lowercase(html, 1, name_end), "{:?}", html);
                 }
+            }
+        }
+
+        /// The same for end tags: `endtagfind`'s name and the end of the tag.
+        #[test]
+        fn simple_end_tags_are_read_as_the_general_rules_read_them(
+            before in proptest::sample::select(&["", " ", "\u{a0}", "\u{b}"][..]),
+            name in proptest::sample::select(&["a", "P", "h1", "x-y:z", "\u{e9}", "3"][..]),
+            pieces in proptest::collection::vec(proptest::sample::select(TAG_PIECES), 0..6),
+        ) {
+            let html = format!("</{before}{name}{}", pieces.concat());
+            let t = Tokenizer::new(&html, Events::default());
+            if let Some((name_end, gtpos, lowercase)) = t.simple_endtag(0) {
+                let mut g = Tokenizer::new(&html, Events::default());
+                prop_assert_eq!(Some((Some((2, name_end)), gtpos)), g.general_endtag(0));
+                prop_assert_eq!(lowercase, is_lowercase(&html, 2, name_end), "{:?}", html);
             }
         }
 
@@ -1793,6 +1897,12 @@ mod tests {
             pieces in proptest::collection::vec(
                 prop_oneof![
                     3 => proptest::sample::select(DOC_PIECES).prop_map(str::to_owned),
+                    1 => (
+                        proptest::sample::select(&["</", "</ ", "</\u{a0}"][..]),
+                        proptest::sample::select(TAG_PIECES),
+                        proptest::sample::select(&[">", " >", "", "\u{b}>"][..]),
+                    )
+                        .prop_map(|(a, b, c)| format!("{a}{b}{c}")),
                     1 => tag_like(),
                 ],
                 0..24,
