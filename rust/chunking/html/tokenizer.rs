@@ -24,7 +24,11 @@
 //!   position of each of its attributes (the loop from a given position
 //!   always ends at the same place), and the long scans inside attributes
 //!   (names, values, runs of spaces) keep the stretches already found free
-//!   of their stop characters, so no stretch is scanned twice.
+//!   of their stop characters, so no stretch is scanned twice;
+//! - the one-pass readers of simple tags, tried first at each `<`, read at
+//!   most [`SIMPLE_TAG_MAX`] bytes (start tags) or stop at the first byte
+//!   that is no name byte or space (end tags, whose run ends at the next
+//!   `<`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
