@@ -63,7 +63,8 @@ bench: build ## Benchmarks against the references, same run (figures: docs/perf,
 	$(PY) benches/bench_notes_import.py --out $(BENCH_OUT)
 	$(PY) benches/bench_chunking.py
 	$(PY) benches/bench_tokens.py
-	$(PY) benches/bench_string_floor.py
+	$(PY) benches/bench_string_floor.py --langchain
+	$(PY) benches/bench_pooling_floor.py
 	$(PY) benches/bench_machine_state.py
 	$(PY) benches/bench_text_utils.py
 	$(PY) benches/bench_context.py

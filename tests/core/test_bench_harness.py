@@ -239,3 +239,37 @@ def test_the_open_notebook_head_row_is_compared_with_the_original(
     monkeypatch.setattr(head, "CHUNK_SIZE", 300)
     row_method = next(m for m in chunking_methods() if m.name == methods.OPEN_NOTEBOOK_HEAD)
     assert "not the release's (400, 60, 5)" in (row_method.missing() or "")
+
+
+def test_corpus_of_one_content_type(tmp_path: Path) -> None:
+    folder = tmp_path / "md-only"
+    folder.mkdir()
+    (folder / "notes.md").write_text(MARKDOWN)
+    docs = corpus.load(folder)
+    assert [d.kind for d in docs.documents] == ["markdown"]
+    method = next(m for m in chunking_methods() if m.family == "fastnotebook")
+    results = runner.bench_chunking(docs, 1, [method])
+    assert [r.kind for r in results] == ["markdown"]
+
+
+@pytest.mark.parametrize("case", ["empty", "other files", "missing"])
+def test_command_line_unusable_corpus_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
+) -> None:
+    folder = tmp_path / "corpus"
+    if case != "missing":
+        folder.mkdir()
+    if case == "other files":
+        (folder / "data.json").write_text("{}")
+        (folder / "sub").mkdir()
+        (folder / "sub" / "page.pdf").write_bytes(b"%PDF-1.7")
+    code = main(["bench", "--corpus", str(folder), "--out", str(tmp_path / "out")])
+    assert code == 1
+    err = capsys.readouterr().err
+    expected = (
+        f"corpus folder not found: {folder}"
+        if case == "missing"
+        else f"no .html, .md or .txt files under {folder}"
+    )
+    assert err == f"fastnotebook bench: {expected}\n"
+    assert not (tmp_path / "out" / "bench.json").exists()

@@ -24,7 +24,11 @@
 //!   position of each of its attributes (the loop from a given position
 //!   always ends at the same place), and the long scans inside attributes
 //!   (names, values, runs of spaces) keep the stretches already found free
-//!   of their stop characters, so no stretch is scanned twice.
+//!   of their stop characters, so no stretch is scanned twice;
+//! - the one-pass readers of simple tags, tried first at each `<`, read at
+//!   most [`SIMPLE_TAG_MAX`] bytes (start tags) or stop at the first byte
+//!   that is no name byte or space (end tags, whose run ends at the next
+//!   `<`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -56,6 +60,22 @@ pub(crate) struct FxHasher(u64);
 
 const FX_SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 
+/// The little-endian integer of at most 8 bytes, zero-padded: the value of
+/// `u64::from_le_bytes` on the bytes copied into a zeroed `[u8; 8]`.
+///
+/// Built in a register: copying a short slice into a stack word and reading
+/// the word back makes the CPU wait for the narrow stores to land (a failed
+/// store-to-load forwarding), which the profile of HTML chunking showed as
+/// half the time of interning tag names.
+#[inline(always)]
+pub(crate) fn load_le(bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .take(8)
+        .enumerate()
+        .fold(0, |word, (i, &b)| word | u64::from(b) << (8 * i))
+}
+
 impl FxHasher {
     #[inline]
     fn add(&mut self, word: u64) {
@@ -74,9 +94,7 @@ impl Hasher for FxHasher {
         }
         let rest = chunks.remainder();
         if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(word) ^ ((rest.len() as u64) << 59));
+            self.add(load_le(rest) ^ ((rest.len() as u64) << 59));
         }
     }
     #[inline]
@@ -243,6 +261,61 @@ const fn name_stop_table() -> [bool; 256] {
 }
 static NAME_STOP: [bool; 256] = name_stop_table();
 
+/// Byte classes of the simple start tags [`Tokenizer::simple_starttag`]
+/// reads: ASCII only, so that no `\s` outside ASCII and no `<` or `&` can
+/// change where the general rules end the tag.
+/// `[A-Za-z0-9_:.-]`: a tag name byte that is no name stop.
+const F_NAME: u8 = 1;
+/// `[ \t\n\r\f]`: both `\s` and a name stop.
+const F_WS: u8 = 2;
+/// Printable ASCII but `"'<>/=&`: an attribute name byte (`[^\s/=>]`).
+const F_ATTR: u8 = 4;
+/// Printable ASCII but `"'<>&`: a bare value byte (`[^>\s]`).
+const F_VALUE: u8 = 8;
+/// `[A-Z]`: a name with none is its own lowercase.
+const F_UPPER: u8 = 16;
+
+const fn simple_tag_table() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut c = 0x21;
+    while c < 0x7f {
+        t[c] = match c as u8 {
+            b'"' | b'\'' | b'<' | b'>' | b'&' => 0,
+            b'/' | b'=' => F_VALUE,
+            b'A'..=b'Z' => F_NAME | F_ATTR | F_VALUE | F_UPPER,
+            b'a'..=b'z' | b'0'..=b'9' | b'_' | b':' | b'.' | b'-' => F_NAME | F_ATTR | F_VALUE,
+            _ => F_ATTR | F_VALUE,
+        };
+        c += 1;
+    }
+    t[b' ' as usize] = F_WS;
+    t[b'\t' as usize] = F_WS;
+    t[b'\n' as usize] = F_WS;
+    t[b'\r' as usize] = F_WS;
+    t[0x0c] = F_WS;
+    t
+}
+static SIMPLE: [u8; 256] = simple_tag_table();
+
+/// The longest start tag [`Tokenizer::simple_starttag`] reads, `<` to `>`:
+/// it bounds the work of each attempt (one per `<`), so that failed attempts
+/// cost a constant each and the tokenizer stays linear.
+const SIMPLE_TAG_MAX: usize = 1024;
+
+/// What a start tag at `<` turned out to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StartTag {
+    /// A tag: its name ends at `name_end`, the tag at `endpos`.
+    Tag {
+        name_end: usize,
+        endpos: usize,
+        self_closing: bool,
+    },
+    /// Not a tag after all: text up to `endpos`.
+    Text(usize),
+    Incomplete,
+}
+
 #[inline]
 fn is_ascii_space(b: u8) -> bool {
     matches!(b, b'\t'..=b'\r' | 0x1c..=b' ')
@@ -291,6 +364,9 @@ pub(crate) struct Tokenizer<'a, S: Sink> {
     /// Last `[\s/]*` after a tag name: (name end, where it stops).
     attrs_cache: (usize, usize),
     name_buf: String,
+    /// Tests only: every start tag by the general rules, to compare.
+    #[cfg(test)]
+    general_only: bool,
 }
 
 impl<'a, S: Sink> Tokenizer<'a, S> {
@@ -313,6 +389,8 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
             name_cache: (usize::MAX, 0),
             attrs_cache: (usize::MAX, 0),
             name_buf: String::new(),
+            #[cfg(test)]
+            general_only: false,
         }
     }
 
@@ -866,8 +944,132 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
         true
     }
 
+    /// `lower_name`, skipped when the name is known to be lowercase ASCII
+    /// (`lowercase`) already.
+    #[inline]
+    fn lowered(&mut self, from: usize, to: usize, lowercase: bool) -> bool {
+        !lowercase && self.lower_name(from, to)
+    }
+
     /// `parse_starttag` (with `check_for_whole_start_tag`) at `i`.
     fn parse_starttag(&mut self, i: usize) -> Parsed {
+        // Most tags are simple; the general rules only for the others.
+        let simple = self.simple_starttag(i);
+        #[cfg(test)]
+        let simple = simple.filter(|_| !self.general_only);
+        let (tag, lowercase) = match simple {
+            Some((tag, lowercase)) => (tag, lowercase),
+            None => (self.general_starttag(i), false),
+        };
+        let (name_end, endpos, self_closing) = match tag {
+            StartTag::Tag {
+                name_end,
+                endpos,
+                self_closing,
+            } => (name_end, endpos, self_closing),
+            StartTag::Text(endpos) => {
+                self.data(i, endpos);
+                return Parsed::At(endpos);
+            }
+            StartTag::Incomplete => return Parsed::Incomplete,
+        };
+        let src = self.src;
+        let name = if self.lowered(i + 1, name_end, lowercase) {
+            self.name_buf.as_str()
+        } else {
+            &src[i + 1..name_end]
+        };
+        if self_closing {
+            self.sink.start_tag(name, true);
+        } else {
+            self.sink.start_tag(name, false);
+            match name {
+                "script" => self.cdata = Some(Cdata::Script),
+                "style" => self.cdata = Some(Cdata::Style),
+                _ => {}
+            }
+        }
+        Parsed::At(endpos)
+    }
+
+    /// A simple start tag at `i` (`<` and a letter there), read in one pass,
+    /// or `None` for the general rules. Simple: at most [`SIMPLE_TAG_MAX`]
+    /// bytes of ASCII, of the form
+    /// `<NAME (WS+ ATTR (= ('...'|"..."|BARE))?)* WS* /? >` with NAME of
+    /// [`F_NAME`], WS of [`F_WS`], ATTR of [`F_ATTR`] and BARE of [`F_VALUE`]
+    /// bytes (quoted values may hold anything but their quote).
+    ///
+    /// On these, `general_starttag` gives the same answer without any
+    /// backtracking: each attribute ends where its simple form does, and
+    /// the tag ends at the first `>` outside quoted values. A bare value takes
+    /// a `/` before `>` (`<a b=c/>` is no self-closing tag), as `[^>\s]*`
+    /// does. `simple_tags_are_read_as_the_general_rules_read_them` checks
+    /// the equality on generated tags.
+    ///
+    /// With the tag, whether its name is known to be lowercase already.
+    #[inline]
+    fn simple_starttag(&self, i: usize) -> Option<(StartTag, bool)> {
+        let b = self.b.get(..(i + SIMPLE_TAG_MAX).min(self.b.len()))?;
+        let class = |p: usize| b.get(p).map_or(0, |&c| SIMPLE[c as usize]);
+        let mut p = i + 1;
+        let mut seen = 0;
+        while class(p) & F_NAME != 0 {
+            seen |= class(p);
+            p += 1;
+        }
+        let name_end = p;
+        let lowercase = seen & F_UPPER == 0;
+        loop {
+            let ws_start = p;
+            while class(p) & F_WS != 0 {
+                p += 1;
+            }
+            match b.get(p)? {
+                b'>' => {
+                    let tag = StartTag::Tag {
+                        name_end,
+                        endpos: p + 1,
+                        self_closing: false,
+                    };
+                    return Some((tag, lowercase));
+                }
+                b'/' => {
+                    let tag = StartTag::Tag {
+                        name_end,
+                        endpos: p + 2,
+                        self_closing: true,
+                    };
+                    return (b.get(p + 1) == Some(&b'>')).then_some((tag, lowercase));
+                }
+                _ if p > ws_start && class(p) & F_ATTR != 0 => {
+                    p += 1;
+                    while class(p) & F_ATTR != 0 {
+                        p += 1;
+                    }
+                    if b.get(p) == Some(&b'=') {
+                        p += 1;
+                        match *b.get(p)? {
+                            quote @ (b'"' | b'\'') => {
+                                p += 1 + memchr(quote, b.get(p + 1..)?)? + 1;
+                            }
+                            _ if class(p) & F_VALUE != 0 => {
+                                while class(p) & F_VALUE != 0 {
+                                    p += 1;
+                                }
+                            }
+                            _ => return None,
+                        }
+                    }
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// `locatestarttagend_tolerant`, then `check_for_whole_start_tag` and the
+    /// attribute loop of `parse_starttag`, at `i`, with all of `html.parser`'s
+    /// backtracking.
+    fn general_starttag(&mut self, i: usize) -> StartTag {
         let b = self.b;
         let name_end = self.name_end(i + 2);
         // locatestarttagend_tolerant
@@ -886,11 +1088,11 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
             // does at the end, or in or before an attribute value.
             Some(b'/') | None => {
                 self.remember_chain(j);
-                return Parsed::Incomplete;
+                return StartTag::Incomplete;
             }
             Some(&c) if c.is_ascii_alphabetic() || c == b'=' => {
                 self.remember_chain(j);
-                return Parsed::Incomplete;
+                return StartTag::Incomplete;
             }
             Some(_) => j,
         };
@@ -910,28 +1112,19 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
             }
         }
         let rest = self.src.get(k..endpos).unwrap_or("");
-        let end = unicode::strip(rest);
-        if end != ">" && end != "/>" {
-            self.data(i, endpos);
-            return Parsed::At(endpos);
+        match unicode::strip(rest) {
+            ">" => StartTag::Tag {
+                name_end,
+                endpos,
+                self_closing: false,
+            },
+            "/>" => StartTag::Tag {
+                name_end,
+                endpos,
+                self_closing: true,
+            },
+            _ => StartTag::Text(endpos),
         }
-        let src = self.src;
-        let name = if self.lower_name(i + 1, name_end) {
-            self.name_buf.as_str()
-        } else {
-            &src[i + 1..name_end]
-        };
-        if end == "/>" {
-            self.sink.start_tag(name, true);
-        } else {
-            self.sink.start_tag(name, false);
-            match name {
-                "script" => self.cdata = Some(Cdata::Script),
-                "style" => self.cdata = Some(Cdata::Style),
-                _ => {}
-            }
-        }
-        Parsed::At(endpos)
     }
 
     // -------------------------------------------------------------- end tags
@@ -939,27 +1132,20 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
     /// `parse_endtag` at `i` (`</` there).
     fn parse_endtag(&mut self, i: usize) -> Parsed {
         let b = self.b;
-        let Some(g) = self.find_gt(i + 1) else {
-            return Parsed::Incomplete;
+        let simple = self.simple_endtag(i);
+        #[cfg(test)]
+        let simple = simple.filter(|_| !self.general_only);
+        let (matched, gtpos, lowercase) = match simple {
+            Some((ne, gtpos, lowercase)) => (Some((i + 2, ne)), gtpos, lowercase),
+            None => match self.general_endtag(i) {
+                Some((matched, gtpos)) => (matched, gtpos, false),
+                None => return Parsed::Incomplete,
+            },
         };
-        let gtpos = g + 1;
-        // endtagfind: </\s*([a-zA-Z][-.a-zA-Z0-9:_]*)\s*>
-        let ns = self.skip_space(i + 2);
-        let mut matched = None;
-        if b.get(ns).is_some_and(u8::is_ascii_alphabetic) {
-            let mut ne = ns + 1;
-            while b.get(ne).is_some_and(|&c| {
-                c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b':' | b'_')
-            }) {
-                ne += 1;
-            }
-            if self.skip_space(ne) == g {
-                matched = Some((ns, ne));
-            }
-        }
+        let g = gtpos - 1;
         if let Some((ns, ne)) = matched {
             let src = self.src;
-            let name = if self.lower_name(ns, ne) {
+            let name = if self.lowered(ns, ne, lowercase) {
                 self.name_buf.as_str()
             } else {
                 &src[ns..ne]
@@ -998,6 +1184,55 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
             self.sink.special(text);
         }
         Parsed::At(gtpos)
+    }
+
+    /// A simple end tag at `i` (`</` there): `</NAME WS* >` with NAME a
+    /// letter then [`F_NAME`] bytes (`endtagfind`'s name) and WS of [`F_WS`].
+    /// `endtagfind` matches it as it is (the first `>` after `</` is its
+    /// own), which saves the search for `>` and the `\s` scans: the end of
+    /// the name, the end of the tag, and whether the name is known to be
+    /// lowercase. `None` for the general rules.
+    #[inline]
+    fn simple_endtag(&self, i: usize) -> Option<(usize, usize, bool)> {
+        let b = self.b;
+        if !b.get(i + 2)?.is_ascii_alphabetic() {
+            return None;
+        }
+        let class = |p: usize| b.get(p).map_or(0, |&c| SIMPLE[c as usize]);
+        let mut p = i + 2;
+        let mut seen = 0;
+        while class(p) & F_NAME != 0 {
+            seen |= class(p);
+            p += 1;
+        }
+        let name_end = p;
+        while class(p) & F_WS != 0 {
+            p += 1;
+        }
+        (*b.get(p)? == b'>').then_some((name_end, p + 1, seen & F_UPPER == 0))
+    }
+
+    /// The search for `>` and `endtagfind` of `parse_endtag` at `i`: the name
+    /// if `endtagfind` matched, and the end of the tag; `None` if no `>`
+    /// follows.
+    fn general_endtag(&mut self, i: usize) -> Option<(Option<(usize, usize)>, usize)> {
+        let b = self.b;
+        let g = self.find_gt(i + 1)?;
+        // endtagfind: </\s*([a-zA-Z][-.a-zA-Z0-9:_]*)\s*>
+        let ns = self.skip_space(i + 2);
+        let mut matched = None;
+        if b.get(ns).is_some_and(u8::is_ascii_alphabetic) {
+            let mut ne = ns + 1;
+            while b.get(ne).is_some_and(|&c| {
+                c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b':' | b'_')
+            }) {
+                ne += 1;
+            }
+            if self.skip_space(ne) == g {
+                matched = Some((ns, ne));
+            }
+        }
+        Some((matched, g + 1))
     }
 
     /// `</\s*script\s*>` (or `style`), case-insensitive as Python's `re`,
@@ -1276,6 +1511,8 @@ pub(crate) fn python_lower_into(name: &str, out: &mut String) {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     /// Records events; adjacent data merged as BeautifulSoup merges it.
@@ -1305,6 +1542,16 @@ mod tests {
         let mut t = Tokenizer::new(html, Events::default());
         t.run().expect("accepted");
         t.sink.0
+    }
+
+    #[test]
+    fn load_le_is_the_zero_padded_little_endian_word() {
+        let bytes = [0x01u8, 0x80, 0xff, 0x7f, 0x00, 0xaa, 0x55, 0xfe, 0x42];
+        for len in 0..=8 {
+            let mut word = [0u8; 8];
+            word[..len].copy_from_slice(&bytes[..len]);
+            assert_eq!(load_le(&bytes[..len]), u64::from_le_bytes(word), "{len}");
+        }
     }
 
     #[test]
@@ -1410,11 +1657,286 @@ mod tests {
         assert_eq!(events(&html), ["D:&#;", "S:a"]);
     }
 
+    fn simple(html: &str) -> Option<StartTag> {
+        Tokenizer::new(html, Events::default())
+            .simple_starttag(0)
+            .map(|(tag, _)| tag)
+    }
+
+    /// Whether the name `from..to` of `html` is its own Python lowercase.
+    fn is_lowercase(html: &str, from: usize, to: usize) -> bool {
+        let mut lower = String::new();
+        python_lower_into(&html[from..to], &mut lower);
+        lower == html[from..to]
+    }
+
+    fn general(html: &str, second_pass: bool) -> StartTag {
+        let mut t = Tokenizer::new(html, Events::default());
+        t.end = second_pass;
+        t.general_starttag(0)
+    }
+
+    #[test]
+    fn simple_end_tags_take_the_simple_path() {
+        let simple = |html: &str| Tokenizer::new(html, Events::default()).simple_endtag(0);
+        assert_eq!(simple("</p>"), Some((3, 4, true)));
+        assert_eq!(simple("</H1 \n>x"), Some((4, 7, false)));
+        assert_eq!(simple("</x-y:z.w_>"), Some((10, 11, true)));
+        for html in [
+            "</ p>",
+            "</p x>",
+            "</p\u{a0}>",
+            "</p\u{b}>",
+            "</p",
+            "</>",
+            "</\u{e9}>",
+        ] {
+            assert_eq!(simple(html), None, "{html:?}");
+        }
+    }
+
+    #[test]
+    fn simple_tags_take_the_simple_path() {
+        let tag = |name_end, endpos, self_closing| {
+            Some(StartTag::Tag {
+                name_end,
+                endpos,
+                self_closing,
+            })
+        };
+        assert_eq!(simple("<p>x"), tag(2, 3, false));
+        assert_eq!(simple("<BR/>"), tag(3, 5, true));
+        assert_eq!(simple("<br\n/>"), tag(3, 6, true));
+        assert_eq!(simple("<a href=\"x>y\" class='c'>"), tag(2, 24, false));
+        assert_eq!(simple("<a b='\u{e9}<&'/>"), tag(2, 13, true));
+        assert_eq!(simple("<a b/>"), tag(2, 6, true));
+        // A bare value takes the `/`.
+        assert_eq!(simple("<a b=c/>"), tag(2, 8, false));
+        assert_eq!(simple("<a b==c d>"), tag(2, 10, false));
+        // The general rules decide these.
+        for html in [
+            "<a b= c>",
+            "<a b=>",
+            "<a b=\"x\"c>",
+            "<a / >",
+            "<a\u{b}b>",
+            "<a\u{a0}b>",
+            "<a b=\u{e9}>",
+            "<a b<c>",
+            "<a &b>",
+            "<a b='x>",
+            "<a b='x",
+            "<a b",
+            "<a/",
+            "<a b=c",
+        ] {
+            assert_eq!(simple(html), None, "{html:?}");
+        }
+        let long = format!("<a b=\"{}\">", "x".repeat(SIMPLE_TAG_MAX));
+        assert_eq!(simple(&long), None);
+        assert!(simple(&long[..long.len() - 10]).is_none());
+    }
+
+    /// Pieces of start tags: names, spaces (`\s` and not, ASCII and not),
+    /// attributes, values, the characters the general rules backtrack on.
+    const TAG_PIECES: &[&str] = &[
+        "a",
+        "B",
+        "h1",
+        "x-y",
+        "n:s",
+        "_",
+        ".",
+        "0",
+        "\u{e9}",
+        "\u{17f}",
+        "\u{130}",
+        " ",
+        "  ",
+        "\t",
+        "\n",
+        "\r",
+        "\u{c}",
+        "\u{b}",
+        "\u{1c}",
+        "\u{a0}",
+        "\u{3000}",
+        "\u{85}",
+        "\0",
+        "/",
+        "//",
+        "/>",
+        ">",
+        "<",
+        "&",
+        "&amp;",
+        "=",
+        "==",
+        "'",
+        "\"",
+        "\"v\"",
+        "'v'",
+        "\"a b\"",
+        "'>'",
+        "\"<\"",
+        "\"'\"",
+        "'\"'",
+        "v",
+        "v/",
+        "href",
+        "class",
+        "x=1",
+        " k=v",
+        " k='q'",
+        " k=\"q\"",
+        " k",
+        "`",
+        "!",
+        "?",
+        "\u{1f600}",
+    ];
+
+    fn tag_like() -> impl Strategy<Value = String> {
+        (
+            proptest::sample::select(&["a", "p", "Br", "h2", "X"][..]),
+            proptest::collection::vec(proptest::sample::select(TAG_PIECES), 0..14),
+            proptest::sample::select(&["", ">", "/>", " >", "x", "\"", "'"][..]),
+        )
+            .prop_map(|(name, pieces, end)| format!("<{name}{}{end}", pieces.concat()))
+    }
+
+    /// Documents of tags, text, references and the rest of the markup.
+    const DOC_PIECES: &[&str] = &[
+        "text",
+        " ",
+        "\n",
+        "<p>",
+        "</p>",
+        "<a href=\"u\">",
+        "</a>",
+        "<br/>",
+        "<br />",
+        "<img src=x alt='y'/>",
+        "<a b=c/>",
+        "<a b= 'x>",
+        "<a b='x",
+        "<a",
+        "<",
+        ">",
+        "&",
+        "&amp;",
+        "&#38;",
+        "&#",
+        "'",
+        "\"",
+        "=",
+        "/",
+        "<!-- c -->",
+        "<!--",
+        "<!DOCTYPE html>",
+        "<?pi?>",
+        "<script>",
+        "</script>",
+        "<style>",
+        "</style >",
+        "</",
+        "</ p>",
+        "<X Y>",
+        "\u{e9}",
+        "\u{a0}",
+        "<a\u{a0}b=c>",
+        "<a b=\"",
+        "<a/",
+        "<a/ >",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(4096))]
+
+        /// The simple path answers as the general rules do (same tag or
+        /// text, same name, same end), in both passes, or leaves the tag to
+        /// them.
+        #[test]
+        fn simple_tags_are_read_as_the_general_rules_read_them(
+            html in tag_like(),
+            cut in 0usize..64,
+        ) {
+            let mut cut = html.len().saturating_sub(cut);
+            while !html.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            for html in [html.as_str(), &html[..cut]] {
+                let t = Tokenizer::new(html, Events::default());
+                if let Some((fast, lowercase)) = t.simple_starttag(0) {
+                    let StartTag::Tag { name_end, .. } = fast else {
+                        return Err(TestCaseError::fail(format!("{html:?}: {fast:?}")));
+                    };
+                    prop_assert_eq!(fast, general(html, false), "{:?}", html);
+                    prop_assert_eq!(fast, general(html, true), "{:?}", html);
+                    prop_assert_eq!(lowercase, is_lowercase(html, 1, name_end), "{:?}", html);
+                }
+            }
+        }
+
+        /// The same for end tags: `endtagfind`'s name and the end of the tag.
+        #[test]
+        fn simple_end_tags_are_read_as_the_general_rules_read_them(
+            before in proptest::sample::select(&["", " ", "\u{a0}", "\u{b}"][..]),
+            name in proptest::sample::select(&["a", "P", "h1", "x-y:z", "\u{e9}", "3"][..]),
+            pieces in proptest::collection::vec(proptest::sample::select(TAG_PIECES), 0..6),
+        ) {
+            let html = format!("</{before}{name}{}", pieces.concat());
+            let t = Tokenizer::new(&html, Events::default());
+            if let Some((name_end, gtpos, lowercase)) = t.simple_endtag(0) {
+                let mut g = Tokenizer::new(&html, Events::default());
+                prop_assert_eq!(Some((Some((2, name_end)), gtpos)), g.general_endtag(0));
+                prop_assert_eq!(lowercase, is_lowercase(&html, 2, name_end), "{:?}", html);
+            }
+        }
+
+        /// Whole documents give the same events with and without the simple
+        /// path.
+        #[test]
+        fn documents_give_the_same_events_with_the_simple_path(
+            pieces in proptest::collection::vec(
+                prop_oneof![
+                    3 => proptest::sample::select(DOC_PIECES).prop_map(str::to_owned),
+                    1 => (
+                        proptest::sample::select(&["</", "</ ", "</\u{a0}"][..]),
+                        proptest::sample::select(TAG_PIECES),
+                        proptest::sample::select(&[">", " >", "", "\u{b}>"][..]),
+                    )
+                        .prop_map(|(a, b, c)| format!("{a}{b}{c}")),
+                    1 => tag_like(),
+                ],
+                0..24,
+            ),
+        ) {
+            let html = pieces.concat();
+            let mut fast = Tokenizer::new(&html, Events::default());
+            let fast_result = fast.run().map_err(|e| e.to_string());
+            let mut general = Tokenizer::new(&html, Events::default());
+            general.general_only = true;
+            let general_result = general.run().map_err(|e| e.to_string());
+            prop_assert_eq!(fast_result, general_result);
+            prop_assert_eq!(fast.sink.0, general.sink.0, "{:?}", html);
+        }
+    }
+
     #[test]
     fn linear_on_pathological_input() {
         // Each of these is quadratic with naive searches; 100k repetitions
         // would take minutes then.
-        for unit in ["<a", "<a b='", "&#;<a b='<a b='", "</a", "<!-- >", "<a/"] {
+        for unit in [
+            "<a",
+            "<a b='",
+            "&#;<a b='<a b='",
+            "</a",
+            "<!-- >",
+            "<a/",
+            "<a b='<a c=\"<a d='",
+            "&#;<a b=\"x<a c='y ",
+        ] {
             let html = format!("&#;{}", unit.repeat(100_000));
             let mut t = Tokenizer::new(&html, Events::default());
             t.run().expect("accepted");

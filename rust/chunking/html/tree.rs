@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use super::tokenizer::{FxBuild, Sink};
+use super::tokenizer::{FxBuild, Sink, load_le};
 use crate::unicode;
 
 /// Marks the end of a piece list.
@@ -61,10 +61,9 @@ fn short_key(name: &str) -> Option<u64> {
     if b.len() > 7 {
         return None;
     }
-    let mut word = [0u8; 8];
-    word[..b.len()].copy_from_slice(b);
-    word[7] = b.len() as u8;
-    Some(u64::from_le_bytes(word))
+    // The length in the top byte, the bytes below it (see `load_le` for why
+    // not through a stack copy).
+    Some(load_le(b) | (b.len() as u64) << 56)
 }
 
 impl Names {
