@@ -7,7 +7,6 @@ import asyncio
 import os
 import socket
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -49,17 +48,6 @@ from fastnotebook.errors import (
     InvalidInputError,
     NotFoundError,
 )
-
-
-@pytest.fixture
-async def db() -> AsyncIterator[Database]:
-    """A fresh in-memory database with the schema, made current."""
-    database = await open_database(DatabaseSettings("mem://", full_text_search=False))
-    previous = set_database(database)
-    yield database
-    set_database(previous)
-    await database.close()
-
 
 # --- settings ---------------------------------------------------------------
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
 
 from fastnotebook.app.ai import model_manager
-from fastnotebook.app.database import Database, DatabaseSettings, open_database, set_database
+from fastnotebook.app.database import Database
 from fastnotebook.app.pipeline import fake_model
 from fastnotebook.errors import InvalidInputError
 from fastnotebook.notes import NotesConfig, edges_of_note, read_vault
@@ -49,15 +49,6 @@ def fake() -> Iterator[None]:
     model_manager.configure_embedding_model(fake_model.FAKE_PROVIDER, config={"dimension": 24})
     yield
     model_manager.reset()
-
-
-@pytest.fixture
-async def db() -> AsyncIterator[Database]:
-    database = await open_database(DatabaseSettings("mem://", full_text_search=False))
-    previous = set_database(database)
-    yield database
-    set_database(previous)
-    await database.close()
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import io
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +21,8 @@ from fastnotebook import embedding
 from fastnotebook.app.ai import model_manager
 from fastnotebook.app.database import (
     Database,
-    DatabaseSettings,
     RecordID,
-    open_database,
     repo_create,
-    set_database,
     vector_dimension,
 )
 from fastnotebook.app.domain import Note, Source, vector_search
@@ -67,15 +64,6 @@ def configure_fake(**config: Any) -> None:
     model_manager.configure_embedding_model(
         fake_model.FAKE_PROVIDER, config={"dimension": 32, **config}
     )
-
-
-@pytest.fixture
-async def db() -> AsyncIterator[Database]:
-    database = await open_database(DatabaseSettings("mem://", full_text_search=False))
-    previous = set_database(database)
-    yield database
-    set_database(previous)
-    await database.close()
 
 
 # --- reading files ------------------------------------------------------------

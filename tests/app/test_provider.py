@@ -10,7 +10,7 @@ import asyncio
 import json
 import signal
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ import pytest
 
 from fastnotebook.app.ai import model_manager
 from fastnotebook.app.cli import build_parser
-from fastnotebook.app.database import Database, DatabaseSettings, open_database, set_database
+from fastnotebook.app.database import Database, DatabaseSettings, open_database
 from fastnotebook.app.domain import Source
 from fastnotebook.app.pipeline import EmbedOptions, EmbedReport, embed
 from fastnotebook.app.pipeline.provider import (
@@ -48,15 +48,6 @@ def server() -> Iterator[EmbeddingServer]:
         )
         yield running
         model_manager.reset()
-
-
-@pytest.fixture
-async def db() -> AsyncIterator[Database]:
-    database = await open_database(DatabaseSettings("mem://", full_text_search=False))
-    previous = set_database(database)
-    yield database
-    set_database(previous)
-    await database.close()
 
 
 async def many_sources(count: int, paragraphs: int = 1) -> None:

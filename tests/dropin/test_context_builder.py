@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from fastnotebook import context_builder
-from fastnotebook.app.database import Database, DatabaseSettings, open_database, set_database
+from fastnotebook.app.database import Database
 from fastnotebook.app.domain import Note, Notebook, Source
 from fastnotebook.context_builder import (
     ContextBuilder,
@@ -24,16 +23,6 @@ from fastnotebook.context_builder import (
 from fastnotebook.errors import DatabaseOperationError, InvalidInputError, NotFoundError
 from fastnotebook.token_utils import token_count
 from helpers.notebooks import seed
-
-
-@pytest.fixture
-async def db() -> AsyncIterator[Database]:
-    """A fresh in-memory database with the schema, made current."""
-    database = await open_database(DatabaseSettings("mem://", full_text_search=False))
-    previous = set_database(database)
-    yield database
-    set_database(previous)
-    await database.close()
 
 
 def tokens(content: dict[str, Any]) -> int:

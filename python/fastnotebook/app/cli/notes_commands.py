@@ -26,9 +26,8 @@ from fastnotebook.app.cli.errors import (
     positive_int,
     require_model_packages,
 )
-from fastnotebook.app.cli.pipeline_commands import _use_data_dir, with_database
+from fastnotebook.app.cli.pipeline_commands import database_options, use_data_dir, with_database
 from fastnotebook.app.database import Database
-from fastnotebook.app.database.settings import DATA_DIR_ENV
 from fastnotebook.app.pipeline.progress import format_rate, table
 
 __all__ = ["add_command"]
@@ -134,7 +133,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                 print(f"failed: {error.path}: {error.message}", file=sys.stderr)
         return EXIT_FAILED if report.errors else 0
 
-    _use_data_dir(args)
+    use_data_dir(args)
     try:
         return asyncio.run(with_database(work))
     except KeyboardInterrupt:
@@ -165,7 +164,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             print(f"wrote {report.files} files ({report.bytes} bytes, from the {source}) to {out}")
         return 0
 
-    _use_data_dir(args)
+    use_data_dir(args)
     return asyncio.run(with_database(work, create=False))
 
 
@@ -199,7 +198,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
                 )
         return 0 if report.ok else EXIT_FAILED
 
-    _use_data_dir(args)
+    use_data_dir(args)
     return asyncio.run(with_database(work, create=False))
 
 
@@ -231,7 +230,7 @@ def cmd_search(args: argparse.Namespace) -> int:
                 print(f"   {arrow} {linked.title} [{linked.path}]")
         return 0
 
-    _use_data_dir(args)
+    use_data_dir(args)
     return asyncio.run(with_database(work, create=False))
 
 
@@ -254,16 +253,12 @@ def cmd_qdrant_export(args: argparse.Namespace) -> int:
             print(f"wrote {counts} to {out} ({checked})")
         return 0
 
-    _use_data_dir(args)
+    use_data_dir(args)
     return asyncio.run(with_database(work, create=False))
 
 
 def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--data-dir", help=f"database folder (default: ${DATA_DIR_ENV} or the user's)"
-    )
-    common.add_argument("-q", "--quiet", action="store_true", help="no progress or summary")
+    common = database_options()
 
     notes = sub.add_parser(
         "notes",

@@ -102,7 +102,17 @@ async def with_database(
         await db.close()
 
 
-def _use_data_dir(args: argparse.Namespace) -> None:
+def database_options() -> argparse.ArgumentParser:
+    """The options of every command that opens the database (a parent parser)."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--data-dir", help=f"database folder (default: ${DATA_DIR_ENV} or the user's)"
+    )
+    common.add_argument("-q", "--quiet", action="store_true", help="no progress or summary")
+    return common
+
+
+def use_data_dir(args: argparse.Namespace) -> None:
     """``--data-dir`` wins over ``FASTNOTEBOOK_DATA_DIR`` (and ``SURREAL_URL``)."""
     if args.data_dir:
         os.environ[DATA_DIR_ENV] = args.data_dir
@@ -170,7 +180,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             print(f"failed: {what}: {why}", file=sys.stderr)
         return EXIT_FAILED if report.failures or report.missing else 0
 
-    _use_data_dir(args)
+    use_data_dir(args)
     try:
         return asyncio.run(with_database(work))
     except KeyboardInterrupt:
@@ -204,7 +214,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     async def work(db: Database) -> int:
         return await run_embed(options, args.quiet)
 
-    _use_data_dir(args)
+    use_data_dir(args)
     require_model_packages()
     try:
         return asyncio.run(with_database(work, create=False))
@@ -241,7 +251,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             print(hits_text(hits, await search_paths(db, hits), k=args.k))
         return 0
 
-    _use_data_dir(args)
+    use_data_dir(args)
     require_model_packages()
     return asyncio.run(with_database(work, create=False))
 
@@ -256,7 +266,7 @@ def cmd_sources_list(args: argparse.Namespace) -> int:
             print(sources_table(sources))
         return 0
 
-    _use_data_dir(args)
+    use_data_dir(args)
     return asyncio.run(with_database(work, create=False))
 
 
@@ -274,16 +284,12 @@ def cmd_sources_remove(args: argparse.Namespace) -> int:
             print(f"removed {len(ids)} {noun} with their chunks, vectors and state")
         return 0
 
-    _use_data_dir(args)
+    use_data_dir(args)
     return asyncio.run(with_database(work, create=False))
 
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--data-dir", help=f"database folder (default: ${DATA_DIR_ENV} or the user's)"
-    )
-    common.add_argument("-q", "--quiet", action="store_true", help="no progress or summary")
+    common = database_options()
 
     ingest_cmd = sub.add_parser(
         "ingest", parents=[common], help="create or update sources from files and folders"

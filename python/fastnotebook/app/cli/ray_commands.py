@@ -86,7 +86,7 @@ def _ray_options(args: argparse.Namespace) -> RayOptions:
 def cmd_embed_ray(args: argparse.Namespace) -> int:
     """``embed --engine ray``: files to Parquet (``--input``/``--parquet``),
     or the database's due records to the database or to Parquet."""
-    from fastnotebook.app.cli.pipeline_commands import _kinds, _use_data_dir, with_database
+    from fastnotebook.app.cli.pipeline_commands import _kinds, use_data_dir, with_database
     from fastnotebook.app.cli.summaries import embed_summary
     from fastnotebook.app.pipeline import EmbedOptions
     from fastnotebook.app.pipeline.ray_engine import (
@@ -132,5 +132,5 @@ def cmd_embed_ray(args: argparse.Namespace) -> int:
                 print(f"failed: {what}: {why}", file=sys.stderr)
         return EXIT_FAILED if report.failures else 0
 
-    _use_data_dir(args)
+    use_data_dir(args)
     return asyncio.run(with_database(work, create=False))

@@ -62,7 +62,13 @@ from fastnotebook.app.database import (
 )
 from fastnotebook.app.pipeline.documents import split_front_matter
 from fastnotebook.app.pipeline.progress import Progress
-from fastnotebook.app.pipeline.stages import EmbedOptions, EmbedReport, KindCounts, model_settings
+from fastnotebook.app.pipeline.stages import (
+    EmbedOptions,
+    EmbedReport,
+    KindCounts,
+    model_settings,
+    other_dimensions,
+)
 from fastnotebook.app.pipeline.state import (
     KINDS,
     TEXT_FIELD,
@@ -530,7 +536,7 @@ class _DatabaseSink:
                         f"{dimension}: re-embed sources, insights and notes together"
                     )
                 await drop_vector_indexes(self.db)
-            if await _other_dimensions(self.db, dimension):
+            if await other_dimensions(self.db, dimension):
                 self.index_deferred = True
             else:
                 await ensure_vector_indexes(dimension, self.db)
@@ -540,21 +546,9 @@ class _DatabaseSink:
         if (
             self.index_deferred
             and self.dimension is not None
-            and not await _other_dimensions(self.db, self.dimension)
+            and not await other_dimensions(self.db, self.dimension)
         ):
             await ensure_vector_indexes(self.dimension, self.db)
-
-
-async def _other_dimensions(db: Database, dimension: int) -> bool:
-    found = await db.query_all(
-        "SELECT VALUE id FROM source_embedding WHERE array::len(embedding) != $d LIMIT 1;"
-        "SELECT VALUE id FROM source_insight WHERE embedding != NONE "
-        "AND array::len(embedding) != $d LIMIT 1;"
-        "SELECT VALUE id FROM note WHERE embedding != NONE "
-        "AND array::len(embedding) != $d LIMIT 1;",
-        {"d": dimension},
-    )
-    return any(found)
 
 
 def _windows(items: Sequence[Item], max_bytes: int) -> Iterator[list[Item]]:

@@ -500,7 +500,7 @@ class _Run:
                     existing,
                 )
                 await drop_vector_indexes(self.db)
-            if await _other_dimensions(self.db, dimension):
+            if await other_dimensions(self.db, dimension):
                 self.index_deferred = True
             else:
                 await ensure_vector_indexes(dimension, self.db)
@@ -540,7 +540,7 @@ class _Run:
         """Define the vector indexes that had to wait for the last old vector."""
         if not self.index_deferred or self.dimension is None:
             return
-        if await _other_dimensions(self.db, self.dimension):
+        if await other_dimensions(self.db, self.dimension):
             logger.warning(
                 "Vector indexes not rebuilt yet: some records still hold vectors of the "
                 "previous model; run embed again"
@@ -550,7 +550,7 @@ class _Run:
             await ensure_vector_indexes(self.dimension, self.db)
 
 
-async def _other_dimensions(db: Database, dimension: int) -> bool:
+async def other_dimensions(db: Database, dimension: int) -> bool:
     """Whether any stored vector has another dimension than ``dimension``."""
     found = await db.query_all(
         "SELECT VALUE id FROM source_embedding WHERE array::len(embedding) != $d LIMIT 1;"
