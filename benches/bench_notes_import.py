@@ -22,7 +22,6 @@ import argparse
 import asyncio
 import json
 import os
-import random
 import resource
 import subprocess
 import sys
@@ -31,70 +30,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from fastnotebook.bench.notes import write_generated_vault
+
 ROWS = {"static": "notes import, static model", "fake": "notes import, fake model"}
-WORDS = [
-    "vault",
-    "note",
-    "graph",
-    "link",
-    "chunk",
-    "token",
-    "block",
-    "table",
-    "fence",
-    "list",
-    "quote",
-    "heading",
-    "section",
-    "alias",
-    "idea",
-    "thought",
-    "project",
-    "task",
-    "journal",
-    "memory",
-    "index",
-    "search",
-    "vector",
-    "review",
-    "draft",
-    "garden",
-]
-
-
-def _sentence(rng: random.Random, words: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(words)).capitalize() + "."
-
-
-def build_vault(folder: Path, notes: int, seed: int = 7) -> int:
-    """Write ``notes`` generated notes into ``folder``; the bytes written."""
-    rng = random.Random(seed)
-    names = [f"Note {i:04d}" for i in range(notes)]
-    written = 0
-    for i, name in enumerate(names):
-        kind = ("concept", "task", "journal", "project", "thought")[i % 5]
-        parts = [f"---\ntitle: {name}\ntype: {kind}\ntags: [bench, t{i % 7}]\n---\n# {name}\n"]
-        for s in range(rng.randint(2, 6)):
-            parts.append(f"## Section {s}\n")
-            for _ in range(rng.randint(1, 4)):
-                links = " ".join(f"[[{rng.choice(names)}]]" for _ in range(rng.randint(0, 3)))
-                parts.append(" ".join(_sentence(rng, 14) for _ in range(5)) + f" {links}\n")
-            if rng.random() < 0.4:
-                parts.append("\n".join(f"- {_sentence(rng, 8)}" for _ in range(6)) + "\n")
-            if rng.random() < 0.3:
-                code = "\n".join(f"x{j} = {j}  # {_sentence(rng, 5)}" for j in range(12))
-                parts.append(f"```python\n{code}\n```\n")
-            if rng.random() < 0.2:
-                rows = "\n".join(f"| {j} | {_sentence(rng, 4)} |" for j in range(8))
-                parts.append(f"| n | text |\n|---|---|\n{rows}\n")
-            if rng.random() < 0.1:
-                parts.append(f"See [[Missing {i}]].\n")
-        data = "\n".join(parts).encode()
-        path = folder / f"f{i % 10}" / f"{name}.md"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-        written += len(data)
-    return written
 
 
 def _peak_mb() -> float:
@@ -152,7 +90,9 @@ def shares(result: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--notes", type=int, default=200, help="generated notes (default 200)")
+    parser.add_argument(
+        "--notes", type=int, default=50, help="generated notes (default 50, about 1.3 MB)"
+    )
     parser.add_argument("--vault", help="a vault folder to import instead of a generated one")
     parser.add_argument("--model", choices=["static", "fake"], default="static")
     parser.add_argument("--out", default="bench-results")
@@ -167,7 +107,7 @@ def main() -> None:
             vault, label = Path(args.vault), f"{ROWS[args.model]} ({Path(args.vault).name})"
         else:
             vault, label = root / "vault", ROWS[args.model]
-            size = build_vault(vault, args.notes)
+            size = write_generated_vault(vault, args.notes)
             print(f"vault: {args.notes} generated notes, {size / 1e6:.2f} MB", flush=True)
         env = {
             k: v for k, v in os.environ.items() if not k.startswith(("SURREAL_", "FASTNOTEBOOK_"))

@@ -147,17 +147,7 @@ def simulate(actors: int, latency: float, seconds: float) -> dict[str, float]:
             "source_hash": [None] * records,
             "error": [None] * records,
         },
-        schema=pa.schema(
-            [
-                ("record", pa.string()),
-                ("kind", pa.string()),
-                ("text", pa.string()),
-                ("path", pa.string()),
-                ("size", pa.int64()),
-                ("source_hash", pa.string()),
-                ("error", pa.string()),
-            ]
-        ),
+        schema=ray_engine.input_schema(),
     )
     blocks = [table.slice(i, 10) for i in range(0, records, 10)]
     options = ray_engine.RayOptions(concurrency=actors, num_cpus=1, task_cpus=1)

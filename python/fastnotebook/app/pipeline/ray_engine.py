@@ -40,7 +40,7 @@ import signal
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -66,6 +66,7 @@ from fastnotebook.app.pipeline.stages import (
     EmbedOptions,
     EmbedReport,
     KindCounts,
+    groups,
     model_settings,
     other_dimensions,
 )
@@ -174,6 +175,24 @@ _CHUNK_SCHEMA_FIELDS: list[tuple[str, str]] = [
 ]
 
 
+# The rows the read stage hands to chunking: one a record.
+_INPUT_SCHEMA_FIELDS = [
+    ("record", "string"),
+    ("kind", "string"),
+    ("text", "string"),
+    ("path", "string"),
+    ("size", "int64"),
+    ("source_hash", "string"),
+    ("error", "string"),
+]
+
+
+def input_schema() -> pa.Schema:
+    import pyarrow as pa
+
+    return pa.schema([(name, pa.type_for_alias(alias)) for name, alias in _INPUT_SCHEMA_FIELDS])
+
+
 def _chunk_schema() -> pa.Schema:
     import pyarrow as pa
 
@@ -257,17 +276,7 @@ def decode_files(table: pa.Table) -> pa.Table:
         out["error"].append(error)
     return pa.table(
         out,
-        schema=pa.schema(
-            [
-                ("record", pa.string()),
-                ("kind", pa.string()),
-                ("text", pa.string()),
-                ("path", pa.string()),
-                ("size", pa.int64()),
-                ("source_hash", pa.string()),
-                ("error", pa.string()),
-            ]
-        ),
+        schema=input_schema(),
     )
 
 
@@ -551,32 +560,6 @@ class _DatabaseSink:
             await ensure_vector_indexes(self.dimension, self.db)
 
 
-def _windows(items: Sequence[Item], max_bytes: int) -> Iterator[list[Item]]:
-    window: list[Item] = []
-    size = 0
-    for item in items:
-        if window and size + item.size > max_bytes:
-            yield window
-            window, size = [], 0
-        window.append(item)
-        size += item.size
-    if window:
-        yield window
-
-
-def _groups(items: Sequence[Item], max_bytes: int, max_items: int) -> Iterator[list[Item]]:
-    group: list[Item] = []
-    size = 0
-    for item in items:
-        if group and (size + item.size > max_bytes or len(group) >= max_items):
-            yield group
-            group, size = [], 0
-        group.append(item)
-        size += item.size
-    if group:
-        yield group
-
-
 def _blocks(
     rows: list[dict[str, Any]], sizes: dict[str, int], max_bytes: int
 ) -> Iterator[list[dict[str, Any]]]:
@@ -602,7 +585,7 @@ async def _read_window(
 
     tables = []
     path = ", asset.file_path AS path" if kind == "source" else ""
-    for group in _groups(window, ray_options.read_bytes, ray_options.read_items):
+    for group in groups(window, ray_options.read_bytes, ray_options.read_items):
         with sink.report.clock.measure("load"):
             rows, unread = await query_isolated(
                 db, f"SELECT id, {TEXT_FIELD[kind]} AS text{path} FROM $ids;", [i.id for i in group]
@@ -630,17 +613,7 @@ async def _read_window(
                         "source_hash": [None] * len(block),
                         "error": [None] * len(block),
                     },
-                    schema=pa.schema(
-                        [
-                            ("record", pa.string()),
-                            ("kind", pa.string()),
-                            ("text", pa.string()),
-                            ("path", pa.string()),
-                            ("size", pa.int64()),
-                            ("source_hash", pa.string()),
-                            ("error", pa.string()),
-                        ]
-                    ),
+                    schema=input_schema(),
                 )
             )
     return tables
@@ -680,7 +653,7 @@ async def embed_ray(
             # One Ray job per window, whatever the kinds in it: the model
             # actors start once per window.
             items = {str(i.id): i for kind in options.kinds for i in due.due.get(kind, [])}
-            for window in _windows(list(items.values()), ray_options.window_bytes):
+            for window in groups(list(items.values()), ray_options.window_bytes):
                 tables = []
                 for kind in options.kinds:
                     part = [i for i in window if i.kind == kind]

@@ -187,11 +187,17 @@ async def model_settings() -> Settings:
     return Settings(model_id, chunking_fingerprint(get_chunking_config()))
 
 
-def _groups(items: Sequence[Item], max_bytes: int, max_items: int) -> Iterator[list[Item]]:
+def groups(
+    items: Sequence[Item], max_bytes: int, max_items: int | None = None
+) -> Iterator[list[Item]]:
+    """Consecutive runs of ``items`` of at most ``max_bytes`` (a larger item
+    alone) and at most ``max_items`` items."""
     group: list[Item] = []
     size = 0
     for item in items:
-        if group and (size + item.size > max_bytes or len(group) >= max_items):
+        if group and (
+            size + item.size > max_bytes or (max_items is not None and len(group) >= max_items)
+        ):
             yield group
             group, size = [], 0
         group.append(item)
@@ -247,7 +253,7 @@ class _Run:
         for kind in self.options.kinds:
             field_name = TEXT_FIELD[kind]
             path = ", asset.file_path AS path" if kind == "source" else ""
-            for group in _groups(
+            for group in groups(
                 due.due.get(kind, []), self.options.read_bytes, self.options.read_items
             ):
                 if self.stop.is_set():
