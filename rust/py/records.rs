@@ -14,6 +14,7 @@ use crate::chunking::recursive::{CharLength, LengthFunction};
 use numpy::PyReadonlyArray2;
 
 use crate::records::strategies::semantic::Threshold;
+use crate::records::counts::{SourceTokens, SpanTokens};
 use crate::records::{self, Chunked, ContextHeaders, Options, Strategy, UnitName, Value};
 use crate::text::Surrogates;
 use crate::tokens::{Encoding, TokenLength};
@@ -459,8 +460,21 @@ fn options_arg(
 
 /// Chunks one text in Rust (no GIL needed) with a built-in unit.
 fn chunk_builtin(text: &PyText, options: &Options) -> crate::error::Result<Chunked> {
-    let tokens = TokenLength::new(options.encoding.tokenizer(), text.surrogates());
+    let tokenizer = options.encoding.tokenizer();
+    let surrogates = text.surrogates();
+    let tokens = TokenLength::new(tokenizer, surrogates);
     match options.unit {
+        // One counting pass gives the count of every span of the source
+        // (`records::counts`): the strategies measure blocks, packs and
+        // chunks again and again. The `token` strategy keeps its own table;
+        // `html` chunks another text; lone surrogates need repair.
+        UnitName::Tokens
+            if surrogates.is_none()
+                && !matches!(options.strategy, Strategy::Token | Strategy::Html) =>
+        {
+            let spans = SpanTokens::new(tokens, Some(SourceTokens::new(tokenizer, text.as_str())));
+            records::chunk(text.as_str(), options, &spans, Some(&spans))
+        }
         // Counted while splitting anyway: the counts come almost free.
         UnitName::Tokens => records::chunk(text.as_str(), options, &tokens, Some(&tokens)),
         _ => records::chunk(text.as_str(), options, &CharLength, None::<&TokenLength>),

@@ -17,6 +17,7 @@
 //!
 //! Nothing here knows Python; `crate::py::records` builds the objects.
 
+pub mod counts;
 pub mod strategies;
 
 use std::ops::Range;

@@ -10,6 +10,7 @@ pub mod sentence;
 use crate::chunking::recursive::{KeepSeparator, LengthFunction, Piece, RecursiveSplitter};
 use crate::error::Result;
 
+use super::counts::SourceTokens;
 use super::{Options, Raw, Split, Strategy};
 
 /// Runs the options' strategy.
@@ -70,30 +71,26 @@ fn recursive<L: LengthFunction<str>>(
 /// tokens, as a sliding window over tiktoken's `encode` (the last window
 /// ends the text). A window that starts or ends inside a character (a
 /// character of several tokens) is widened to the whole character.
+///
+/// One counting pass ([`SourceTokens`]) places every window: a token's
+/// start is found from the pieces' counts, and BPE runs again only on a
+/// piece of several tokens that a window boundary falls inside. The same
+/// table gives each window's own count (`measured`), so no window is
+/// encoded or counted again.
 fn token(source: &str, options: &Options) -> Split {
-    let tokenizer = options.encoding.tokenizer();
-    let ids = tokenizer.encode(source);
-    // Byte offsets of token starts, found walking forward (window starts and
-    // ends both increase): no table of offsets beside the ids.
-    let token_len = |id: u32| tokenizer.vocab().token_bytes(id).map_or(0, <[u8]>::len);
-    let mut starts = (0usize, 0usize);
-    let mut ends = (0usize, 0usize);
-    let offset = |walk: &mut (usize, usize), to: usize| {
-        while walk.0 < to {
-            walk.1 += token_len(ids[walk.0]);
-            walk.0 += 1;
-        }
-        walk.1.min(source.len())
-    };
+    let table = SourceTokens::new(options.encoding.tokenizer(), source);
+    let total = table.total();
     let n = options.chunk_size;
     let step = (options.chunk_size - options.overlap).max(1);
-    let mut chunks = Vec::with_capacity(ids.len() / step + 1);
+    let mut chunks = Vec::with_capacity(total / step + 1);
+    // Window starts and ends both increase: one search cursor for each.
+    let (mut starts, mut ends) = (0, 0);
     let mut prev_end = 0;
     let mut first = 0;
-    while first < ids.len() {
-        let last = (first + n).min(ids.len());
-        let start = floor_char_boundary(source, offset(&mut starts, first));
-        let end = ceil_char_boundary(source, offset(&mut ends, last));
+    while first < total {
+        let last = (first + n).min(total);
+        let start = floor_char_boundary(source, table.token_start(first, &mut starts));
+        let end = ceil_char_boundary(source, table.token_start(last, &mut ends));
         // A window inside the previous one's characters (a character of
         // several tokens) adds nothing.
         let inside = chunks
@@ -102,10 +99,11 @@ fn token(source: &str, options: &Options) -> Split {
         if start < end && !inside {
             let mut raw = Raw::span(start..end);
             raw.own_start = prev_end.clamp(start, end);
+            raw.measured = table.count(start..end).map(|c| (start..end, c));
             prev_end = prev_end.max(end);
             chunks.push(raw);
         }
-        if last == ids.len() {
+        if last == total {
             break;
         }
         first += step;
