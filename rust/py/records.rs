@@ -13,8 +13,8 @@ use crate::batch;
 use crate::chunking::recursive::{CharLength, LengthFunction};
 use numpy::PyReadonlyArray2;
 
-use crate::records::strategies::semantic::Threshold;
 use crate::records::counts::{SourceTokens, SpanTokens};
+use crate::records::strategies::semantic::Threshold;
 use crate::records::{self, Chunked, ContextHeaders, Options, Strategy, UnitName, Value};
 use crate::text::Surrogates;
 use crate::tokens::{Encoding, TokenLength};

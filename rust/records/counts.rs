@@ -323,15 +323,49 @@ mod tests {
     /// whitespace runs before digits and punctuation, contractions, case
     /// changes, marks, newlines after punctuation, multi-token words.
     const PALETTE: &[&str] = &[
-        "a", "word", "Word", "WORD", "ABCdef", " ", "  ", "   ", "\n", "\n\n", "\r\n", "\t",
-        " \n ", "1", "12345", " 1", ".", ". ", ".\n", "...", " (", ")", "/", "'s", "'LL", "é",
-        "e\u{301}", "日本語", "😀", "\u{a0}", "\u{3000}", "\u{200b}", "-", "--", "#", "| a |",
-        "supercalifragilistic", "\u{0663}\u{0664}", "\u{0928}\u{093f}",
+        "a",
+        "word",
+        "Word",
+        "WORD",
+        "ABCdef",
+        " ",
+        "  ",
+        "   ",
+        "\n",
+        "\n\n",
+        "\r\n",
+        "\t",
+        " \n ",
+        "1",
+        "12345",
+        " 1",
+        ".",
+        ". ",
+        ".\n",
+        "...",
+        " (",
+        ")",
+        "/",
+        "'s",
+        "'LL",
+        "é",
+        "e\u{301}",
+        "日本語",
+        "😀",
+        "\u{a0}",
+        "\u{3000}",
+        "\u{200b}",
+        "-",
+        "--",
+        "#",
+        "| a |",
+        "supercalifragilistic",
+        "\u{0663}\u{0664}",
+        "\u{0928}\u{093f}",
     ];
 
     fn text() -> impl Strategy<Value = String> {
-        proptest::collection::vec(proptest::sample::select(PALETTE), 0..40)
-            .prop_map(|v| v.concat())
+        proptest::collection::vec(proptest::sample::select(PALETTE), 0..40).prop_map(|v| v.concat())
     }
 
     fn boundaries(s: &str) -> Vec<usize> {
@@ -349,7 +383,11 @@ mod tests {
         let mut at = 0;
         let mut cursor = 0;
         for (j, &id) in ids.iter().enumerate() {
-            assert_eq!(table.token_start(j, &mut cursor), at, "{source:?} token {j}");
+            assert_eq!(
+                table.token_start(j, &mut cursor),
+                at,
+                "{source:?} token {j}"
+            );
             at += tokenizer.vocab().token_bytes(id).map_or(0, <[u8]>::len);
         }
         let lengths = SpanTokens::new(TokenLength::new(tokenizer, None), Some(table));
@@ -401,7 +439,10 @@ mod tests {
             };
             let mut paths: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
             paths.sort();
-            for path in paths.iter().step_by(if cfg!(debug_assertions) { 25 } else { 3 }) {
+            for path in paths
+                .iter()
+                .step_by(if cfg!(debug_assertions) { 25 } else { 3 })
+            {
                 let bytes = std::fs::read(path).unwrap_or_default();
                 let source = String::from_utf8_lossy(&bytes);
                 let bounds = boundaries(&source);
@@ -427,9 +468,15 @@ mod tests {
             }
         }
         if files == 0 {
-            eprintln!("corpus_spans_count_as_alone: no corpus at {}", root.display());
+            eprintln!(
+                "corpus_spans_count_as_alone: no corpus at {}",
+                root.display()
+            );
         }
         // Nearly every span comes from the table.
-        assert!(answered * 10 >= spans_asked * 9, "{answered} of {spans_asked}");
+        assert!(
+            answered * 10 >= spans_asked * 9,
+            "{answered} of {spans_asked}"
+        );
     }
 }

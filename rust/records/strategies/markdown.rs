@@ -339,6 +339,14 @@ fn delimiter_row(s: &str) -> bool {
         return false;
     }
     let t = s[at..].trim_end();
+    // Only pipes, dashes, colons and whitespace can make one: most lines are
+    // rejected here, before the cells are cut.
+    if !t
+        .chars()
+        .all(|c| matches!(c, '|' | '-' | ':') || c.is_whitespace())
+    {
+        return false;
+    }
     let inner = t.strip_prefix('|').unwrap_or(t);
     let inner = inner.strip_suffix('|').unwrap_or(inner);
     if inner.is_empty() || !(t.contains('|') || t.contains('-')) {
@@ -616,10 +624,11 @@ fn set_ranges(s: &mut Section, blocks: &[Block]) {
 }
 
 /// A group of blocks about to be a chunk: its range, and whether it may
-/// merge with its neighbours.
-struct Group {
+/// merge with its neighbours. The heading path is borrowed from the section
+/// tree (most groups are merged away; only chunks copy a path).
+struct Group<'s> {
     range: Range<usize>,
-    path: Vec<Heading>,
+    path: &'s [Heading],
     mergeable: bool,
     /// A heading alone: it merges with what follows, never into what
     /// precedes.
@@ -673,14 +682,14 @@ impl<L: LengthFunction<str>> Chunker<'_, L> {
         Some(self.sums[b] - self.sums[a] - 1)
     }
 
-    fn section(&self, s: &Section, out: &mut Vec<Group>) {
+    fn section<'s>(&self, s: &'s Section, out: &mut Vec<Group<'s>>) {
         if s.range.is_empty() {
             return;
         }
         if self.fits(s.range.clone(), self.size) {
             out.push(Group {
                 range: s.range.clone(),
-                path: s.path.clone(),
+                path: &s.path,
                 mergeable: true,
                 heading_only: false,
             });
@@ -708,7 +717,7 @@ impl<L: LengthFunction<str>> Chunker<'_, L> {
     }
 
     /// A section's own blocks, packed up to the size.
-    fn own_blocks(&self, s: &Section, out: &mut Vec<Group>) {
+    fn own_blocks<'s>(&self, s: &'s Section, out: &mut Vec<Group<'s>>) {
         let mut pack: Option<Range<usize>> = None;
         // Whether the pack holds the section's heading alone.
         let mut heading_only = false;
@@ -761,16 +770,16 @@ impl<L: LengthFunction<str>> Chunker<'_, L> {
         }
     }
 
-    fn group(
+    fn group<'s>(
         &self,
         range: Range<usize>,
-        path: &[Heading],
+        path: &'s [Heading],
         mergeable: bool,
         heading_only: bool,
-    ) -> Group {
+    ) -> Group<'s> {
         Group {
             range,
-            path: path.to_vec(),
+            path,
             mergeable,
             heading_only,
         }
@@ -804,11 +813,11 @@ impl<L: LengthFunction<str>> Chunker<'_, L> {
 
 /// Moves a heading that ends a group to the start of the next group when
 /// the result stays within the hard maximum: a heading goes with its text.
-fn headings_forward<L: LengthFunction<str>>(
-    mut groups: Vec<Group>,
+fn headings_forward<'s, L: LengthFunction<str>>(
+    mut groups: Vec<Group<'s>>,
     blocks: &[Block],
     chunker: &Chunker<'_, L>,
-) -> Vec<Group> {
+) -> Vec<Group<'s>> {
     let heading_at_end: std::collections::HashMap<usize, usize> = blocks
         .iter()
         .enumerate()
@@ -913,7 +922,7 @@ pub fn split<L: LengthFunction<str>>(source: &str, options: &Options, length: &L
             let k = heading_paths.partition_point(|(at, _)| *at <= first);
             raw.headings = match k.checked_sub(1) {
                 Some(k) => heading_paths[k].1.clone(),
-                None => g.path,
+                None => g.path.to_vec(),
             };
             raw
         })
