@@ -273,7 +273,7 @@ impl<'a> SpanTokens<'a> {
 
     /// The exact count from the table, for a slice of its source.
     #[inline]
-    fn from_table(&self, text: &str) -> Option<usize> {
+    fn table_count(&self, text: &str) -> Option<usize> {
         let table = self.table.as_ref()?;
         if text.len() <= DIRECT_UP_TO {
             return None;
@@ -289,12 +289,12 @@ impl<'a> SpanTokens<'a> {
 
 impl LengthFunction<str> for SpanTokens<'_> {
     fn length(&self, text: &str) -> usize {
-        self.from_table(text)
+        self.table_count(text)
             .unwrap_or_else(|| self.direct.length(text))
     }
 
     fn length_up_to(&self, text: &str, limit: usize) -> usize {
-        match self.from_table(text) {
+        match self.table_count(text) {
             Some(n) if n <= limit => n,
             // Above the limit: the value the direct count gives (callers
             // that add such values up, as Markdown's block estimates do,
@@ -307,7 +307,7 @@ impl LengthFunction<str> for SpanTokens<'_> {
         if text.len() <= limit {
             return false;
         }
-        match self.from_table(text) {
+        match self.table_count(text) {
             Some(n) => n > limit,
             None => self.direct.exceeds(text, limit),
         }
