@@ -467,10 +467,15 @@ fn chunk_builtin(text: &PyText, options: &Options) -> crate::error::Result<Chunk
         // One counting pass gives the count of every span of the source
         // (`records::counts`): the strategies measure blocks, packs and
         // chunks again and again. The `token` strategy keeps its own table;
-        // `html` chunks another text; lone surrogates need repair.
+        // `html` chunks another text and `json` measures the JSON texts it
+        // writes (no span of the source: the pass would be extra); lone
+        // surrogates need repair.
         UnitName::Tokens
             if surrogates.is_none()
-                && !matches!(options.strategy, Strategy::Token | Strategy::Html) =>
+                && !matches!(
+                    options.strategy,
+                    Strategy::Token | Strategy::Html | Strategy::Json
+                ) =>
         {
             let spans = SpanTokens::new(tokens, Some(SourceTokens::new(tokenizer, text.as_str())));
             records::chunk(text.as_str(), options, &spans, Some(&spans))
