@@ -83,10 +83,13 @@ def test_a_timing_covers_the_call_and_times_the_release_apart() -> None:
     timing = runner.time_rounds({"job": job}, size=1_000_000, count=1, repeats=2, min_seconds=0)[
         "job"
     ]
-    # Calls of 5 ms: at most 200 MB/s, and far more than with the 30 ms release.
-    assert all(100 < mbs <= 200 for mbs in timing.mbs)
-    assert all(mbs <= 1 / 0.035 for mbs in timing.mbs_with_release)
-    assert timing.median_with_release < timing.median / 4
+    # Seconds of each round (1 MB a call): the 5 ms call is covered, and the
+    # 30 ms release is timed apart, on top of it. No upper bound on the call
+    # itself: a loaded machine may sleep far longer than asked.
+    calls = [1 / mbs for mbs in timing.mbs]
+    with_release = [1 / mbs for mbs in timing.mbs_with_release]
+    assert all(call >= 0.005 for call in calls)
+    assert all(both - call >= 0.029 for call, both in zip(calls, with_release, strict=True))
 
 
 def test_a_self_timed_job_reports_its_own_times() -> None:
