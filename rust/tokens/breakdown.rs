@@ -21,25 +21,35 @@ fn docs(folder: &str) -> Vec<String> {
 /// on a shared machine, wall time also counts the time other processes had
 /// the core.
 fn cpu_seconds() -> f64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
-        .map_or(0.0, |ns| ns / 1e9)
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid, writable timespec for the call.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    t.tv_sec as f64 + t.tv_nsec as f64 / 1e9
 }
 
+/// MB/s of `f` over `docs`: the best of three rounds, each of whole passes
+/// over the documents for at least a fifth of a second (the scheduler's
+/// account advances in ticks of a few ms: one pass alone is too short).
 fn rate(docs: &[String], mut f: impl FnMut(&str) -> usize) -> f64 {
     let bytes: usize = docs.iter().map(|d| d.len()).sum();
-    let mut best = f64::INFINITY;
+    let mut best = 0f64;
     let mut sink = 0;
-    for _ in 0..5 {
+    for _ in 0..3 {
         let t = cpu_seconds();
-        for d in docs {
-            sink += f(d);
+        let mut passes = 0;
+        while passes == 0 || cpu_seconds() - t < 0.2 {
+            for d in docs {
+                sink += f(d);
+            }
+            passes += 1;
         }
-        best = best.min(cpu_seconds() - t);
+        best = best.max((bytes * passes) as f64 / (cpu_seconds() - t) / 1e6);
     }
     std::hint::black_box(sink);
-    bytes as f64 / best / 1e6
+    best
 }
 
 #[test]
@@ -83,9 +93,20 @@ fn breakdown() {
             // The pieces that are not tokens, merged without the cache.
             let mut others: Vec<Vec<u8>> = Vec::new();
             let mut pieces = 0usize;
+            // Pieces by length: 1-2 bytes, front table's, longer; tokens of
+            // the longer ones.
+            let (mut short, mut front_sized, mut longer, mut longer_tokens) = (0, 0, 0, 0);
             for d in &docs {
                 tok.for_each_piece(d, |p| {
                     pieces += 1;
+                    match p.len() {
+                        0..=2 => short += 1,
+                        3..=cache::MAX_FRONT => front_sized += 1,
+                        _ => {
+                            longer += 1;
+                            longer_tokens += tok.vocab.get(p).is_some() as usize;
+                        }
+                    }
                     if tok.vocab.get(p).is_none() {
                         others.push(p.to_vec())
                     }
@@ -93,21 +114,46 @@ fn breakdown() {
             }
             let other_bytes: usize = others.iter().map(|p| p.len()).sum();
             let all_bytes: usize = docs.iter().map(|d| d.len()).sum();
-            let mut best = f64::INFINITY;
-            for _ in 0..5 {
-                let t = cpu_seconds();
-                let mut sink = 0;
-                for p in &others {
-                    sink += bpe::count(&tok.vocab, p);
-                }
-                std::hint::black_box(sink);
-                best = best.min(cpu_seconds() - t);
-            }
-            let merge_share = all_bytes as f64 / 1e6 / best;
+            let merge_share = rate(&docs[..1], |_| {
+                others.iter().map(|p| bpe::count(&tok.vocab, p)).sum()
+            }) * all_bytes as f64
+                / docs[0].len() as f64;
             println!(
                 "{folder:5} {:12} {pieces} pieces, {} not tokens ({other_bytes} bytes), merged uncached at {merge_share:.0} MB/s of the whole text",
                 enc.name(),
                 others.len()
+            );
+            println!(
+                "{folder:5} {:12} pieces of 1-2 bytes {short}, 3-{} bytes {front_sized}, longer {longer} ({longer_tokens} tokens)",
+                enc.name(),
+                cache::MAX_FRONT
+            );
+            // The front table's hit rate over two passes (the second as
+            // `count` sees it in the rate loop).
+            let mut front = cache::PieceCache::new();
+            let (mut hits, mut lookups) = (0usize, 0usize);
+            for _ in 0..2 {
+                (hits, lookups) = (0, 0);
+                for d in &docs {
+                    tok.for_each_piece(d, |p| {
+                        if (3..=cache::MAX_FRONT).contains(&p.len()) {
+                            let h = vocab::hash(p);
+                            let key = cache::FrontKey::of(p);
+                            lookups += 1;
+                            if front.front_get(&key, h).is_some() {
+                                hits += 1;
+                            } else {
+                                front.front_put(key, h, 1);
+                            }
+                        }
+                    });
+                }
+            }
+            println!(
+                "{folder:5} {:12} front table: {lookups} lookups a pass ({:.1}% of the pieces), {:.1}% hits",
+                enc.name(),
+                100.0 * lookups as f64 / pieces as f64,
+                100.0 * hits as f64 / lookups.max(1) as f64
             );
             let count = rate(&docs, |d| tok.count(d));
             println!(

@@ -31,6 +31,7 @@ mod bound;
 pub mod bpe;
 mod cache;
 pub mod classes;
+mod pages;
 pub mod pretokenize;
 mod tables;
 pub mod vocab;
@@ -137,13 +138,16 @@ impl Tokenizer {
         }
     }
 
-    /// Number of tokens of a piece of 3 to 255 bytes whose key hash is `k`.
+    /// Number of tokens of a piece of 3 to 255 bytes whose key hash is `k`,
+    /// from the rank table (merging if it is no token); the middle and long
+    /// tables of `cache` remember the merges of pieces longer than the front
+    /// table's.
     #[inline(always)]
     fn hashed_piece_count(
         &self,
         piece: &[u8],
         k: vocab::KeyHash,
-        cache: &mut Option<&mut cache::PieceCache>,
+        cache: Option<&mut cache::PieceCache>,
     ) -> usize {
         let v = &self.vocab;
         if v.get_prehashed(piece, k).is_some() {
@@ -157,7 +161,9 @@ impl Tokenizer {
             return 3 - pairs;
         }
         let h = k.hash;
-        if let Some(c) = cache.as_deref_mut() {
+        if piece.len() > cache::MAX_FRONT
+            && let Some(c) = cache
+        {
             if let Some(n) = c.get(piece, h) {
                 return n;
             }
@@ -168,9 +174,11 @@ impl Tokenizer {
         bpe::count(v, piece)
     }
 
-    /// Counts in batches of pieces: the pieces of a batch are cut and hashed
-    /// first and their table slots prefetched, so the lookups' cache misses
-    /// overlap.
+    /// Counts in batches of pieces, in three passes so that the cache
+    /// misses of a batch overlap: cut the pieces, hash them and prefetch
+    /// their front-table slots (rank-table slots for longer pieces); take
+    /// the counts the front table has and prefetch the rank-table slots of
+    /// the others; then find those (storing them in the front table).
     #[inline(always)]
     fn count_pieces<const O200K: bool>(
         &self,
@@ -180,17 +188,19 @@ impl Tokenizer {
         mut on_piece: impl FnMut(usize, usize),
     ) -> usize {
         const BATCH: usize = 16;
+        const PENDING: usize = usize::MAX;
         let t = classes::table();
         let v = &self.vocab;
         let b = text.as_bytes();
         let mut bounds = [0usize; BATCH + 1];
         let mut hashes = [vocab::KeyHash::default(); BATCH];
+        let mut keys = [cache::FrontKey::default(); BATCH];
+        let mut counts = [0usize; BATCH];
         let mut n = 0;
         let mut i = 0;
         while i < b.len() && n <= limit {
             bounds[0] = i;
             let mut k = 0;
-            let mut long = false;
             while k < BATCH && i < b.len() {
                 let s = i;
                 // Called directly (not through a function value) so that the
@@ -203,35 +213,58 @@ impl Tokenizer {
                 let len = i.wrapping_sub(s);
                 if (3..=255).contains(&len) {
                     let h = vocab::key_hash_in(b, s, i);
-                    v.prefetch(h.hash);
                     hashes[k] = h;
-                    long |= len > 8;
+                    match cache.as_deref() {
+                        Some(c) if len <= cache::MAX_FRONT => {
+                            keys[k] = cache::FrontKey::new(b, s, i, h.head);
+                            c.prefetch(h.hash);
+                        }
+                        _ => v.prefetch(h.hash),
+                    }
                 }
                 k += 1;
                 bounds[k] = i;
             }
-            if long {
-                for j in 0..k {
-                    let len = bounds[j + 1].wrapping_sub(bounds[j]);
-                    if (9..=255).contains(&len) {
-                        v.prefetch_token(hashes[j].hash, len);
+            for j in 0..k {
+                let (s, e) = (bounds[j], bounds[j + 1]);
+                counts[j] = match e.wrapping_sub(s) {
+                    0 => 0,
+                    1 => 1,
+                    // Two bytes: one token, or two that cannot merge.
+                    2 => 1 + (v.pair_rank(b[s], b[s + 1]) == vocab::NO_RANK) as usize,
+                    len => {
+                        let front = match cache.as_deref_mut() {
+                            Some(c) if len <= cache::MAX_FRONT => {
+                                let got = c.front_get(&keys[j], hashes[j].hash);
+                                if got.is_none() {
+                                    v.prefetch(hashes[j].hash);
+                                }
+                                got
+                            }
+                            _ => None,
+                        };
+                        front.unwrap_or(PENDING)
                     }
-                }
+                };
             }
             for j in 0..k {
-                let piece = b.get(bounds[j]..bounds[j + 1]).unwrap_or_default();
-                let tokens = match *piece {
-                    [] => 0,
-                    [_] => 1,
-                    // Two bytes: one token, or two that cannot merge.
-                    [x, y] => 1 + (v.pair_rank(x, y) == vocab::NO_RANK) as usize,
-                    _ if piece.len() <= 255 => {
-                        self.hashed_piece_count(piece, hashes[j], &mut cache)
+                let (s, e) = (bounds[j], bounds[j + 1]);
+                let mut tokens = counts[j];
+                if tokens == PENDING {
+                    let piece = b.get(s..e).unwrap_or_default();
+                    tokens = if piece.len() <= 255 {
+                        self.hashed_piece_count(piece, hashes[j], cache.as_deref_mut())
+                    } else {
+                        bpe::count(v, piece)
+                    };
+                    if piece.len() <= cache::MAX_FRONT
+                        && let Some(c) = cache.as_deref_mut()
+                    {
+                        c.front_put(keys[j], hashes[j].hash, tokens);
                     }
-                    _ => bpe::count(v, piece),
-                };
+                }
                 n += tokens;
-                on_piece(bounds[j + 1], tokens);
+                on_piece(e, tokens);
             }
         }
         n

@@ -16,6 +16,7 @@
 use std::collections::HashSet;
 
 use super::Encoding;
+use super::pages::{Pages, Zeroable};
 
 pub type Rank = u32;
 
@@ -35,20 +36,23 @@ struct Slot {
     meta: u64,
 }
 
+// SAFETY: two integers; all zeros is the empty slot.
+unsafe impl Zeroable for Slot {}
+
 /// A key's hash and first 8 bytes ([`Vocab::get_prehashed`]).
 #[derive(Clone, Copy, Default)]
 pub struct KeyHash {
     pub hash: u64,
-    head: u64,
+    pub(crate) head: u64,
 }
 
 pub struct Vocab {
     byte_rank: [Rank; 256],
     pair_rank: Vec<Rank>,
-    slots: Vec<Slot>,
+    slots: Pages<Slot>,
     mask: usize,
     /// `[rank as 4 LE bytes][token bytes]` for every token of 9+ bytes.
-    arena: Vec<u8>,
+    arena: Pages<u8>,
     /// Token bytes by rank, for decoding: `(offset in decode_arena, len)`.
     decode: Vec<(u32, u32)>,
     decode_arena: Vec<u8>,
@@ -203,19 +207,33 @@ impl Vocab {
         let mut byte_rank = [NO_RANK; 256];
         let mut pair_rank = vec![NO_RANK; 1 << 16];
         let cap = (tokens.len() * 2).next_power_of_two().max(16);
+        // The arena first: the table is then filled with its offsets, and
+        // both are allocated once, at their final size (see `pages`).
+        let mut arena = Vec::new();
+        let mut offsets = Vec::with_capacity(tokens.len());
+        for (rank, bytes) in &tokens {
+            offsets.push(arena.len());
+            if bytes.len() > 8 {
+                arena.extend_from_slice(&rank.to_le_bytes());
+                arena.extend_from_slice(bytes);
+            }
+        }
+        if arena.len() > u32::MAX as usize {
+            return Err("vocabulary too large".into());
+        }
         let mut vocab = Vocab {
             byte_rank,
             pair_rank: Vec::new(),
-            slots: vec![Slot::default(); cap],
+            slots: Pages::zeroed(cap),
             mask: cap - 1,
-            arena: Vec::new(),
+            arena: Pages::from_slice(&arena),
             decode: Vec::new(),
             decode_arena: Vec::new(),
             len: tokens.len(),
         };
         let max_rank = tokens.iter().map(|t| t.0).max().unwrap_or(0);
         vocab.decode = vec![(u32::MAX, 0); max_rank as usize + 1];
-        for (rank, bytes) in &tokens {
+        for ((rank, bytes), offset) in tokens.iter().zip(offsets) {
             if bytes.len() > 255 || bytes.is_empty() {
                 return Err(format!("token {rank} has {} bytes", bytes.len()));
             }
@@ -228,7 +246,7 @@ impl Vocab {
                     if vocab.get_long(bytes).is_some() {
                         return Err(format!("duplicate token {bytes:?}"));
                     }
-                    vocab.insert_long(*rank, bytes)?;
+                    vocab.insert_long(*rank, bytes, offset);
                 }
             }
         }
@@ -240,17 +258,12 @@ impl Vocab {
         Ok(vocab)
     }
 
-    fn insert_long(&mut self, rank: Rank, bytes: &[u8]) -> Result<(), String> {
+    /// Adds a token of 3+ bytes; one of 9+ is at `offset` in the arena.
+    fn insert_long(&mut self, rank: Rank, bytes: &[u8], offset: usize) {
         let k = key_hash(bytes);
         let value = if bytes.len() <= 8 {
             rank as u64
         } else {
-            let offset = self.arena.len();
-            if offset > u32::MAX as usize {
-                return Err("vocabulary too large".into());
-            }
-            self.arena.extend_from_slice(&rank.to_le_bytes());
-            self.arena.extend_from_slice(bytes);
             offset as u64
         };
         let slot = Slot {
@@ -262,7 +275,6 @@ impl Vocab {
             i = (i + 1) & self.mask;
         }
         self.slots[i] = slot;
-        Ok(())
     }
 
     #[inline(always)]
