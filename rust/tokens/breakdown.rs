@@ -137,13 +137,12 @@ fn breakdown() {
                 for d in &docs {
                     tok.for_each_piece(d, |p| {
                         if (3..=cache::MAX_FRONT).contains(&p.len()) {
-                            let h = vocab::hash(p);
                             let key = cache::FrontKey::of(p);
                             lookups += 1;
-                            if front.front_get(&key, h).is_some() {
+                            if front.front_get(&key).is_some() {
                                 hits += 1;
                             } else {
-                                front.front_put(key, h, 1);
+                                front.front_put(key, 1);
                             }
                         }
                     });

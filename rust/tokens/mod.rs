@@ -175,10 +175,10 @@ impl Tokenizer {
     }
 
     /// Counts in batches of pieces, in three passes so that the cache
-    /// misses of a batch overlap: cut the pieces, hash them and prefetch
-    /// their front-table slots (rank-table slots for longer pieces); take
-    /// the counts the front table has and prefetch the rank-table slots of
-    /// the others; then find those (storing them in the front table).
+    /// misses of a batch overlap: cut the pieces, prefetch their front-table
+    /// sets (rank-table slots for longer pieces); take the counts the front
+    /// table has, and hash the others for the rank table and prefetch their
+    /// slots; then find those (storing them in the front table).
     #[inline(always)]
     fn count_pieces<const O200K: bool>(
         &self,
@@ -212,14 +212,15 @@ impl Tokenizer {
                 };
                 let len = i.wrapping_sub(s);
                 if (3..=255).contains(&len) {
-                    let h = vocab::key_hash_in(b, s, i);
-                    hashes[k] = h;
                     match cache.as_deref() {
                         Some(c) if len <= cache::MAX_FRONT => {
-                            keys[k] = cache::FrontKey::new(b, s, i, h.head);
-                            c.prefetch(h.hash);
+                            keys[k] = cache::FrontKey::new(b, s, i);
+                            c.prefetch(&keys[k]);
                         }
-                        _ => v.prefetch(h.hash),
+                        _ => {
+                            hashes[k] = vocab::key_hash_in(b, s, i);
+                            v.prefetch(hashes[k].hash);
+                        }
                     }
                 }
                 k += 1;
@@ -235,8 +236,9 @@ impl Tokenizer {
                     len => {
                         let front = match cache.as_deref_mut() {
                             Some(c) if len <= cache::MAX_FRONT => {
-                                let got = c.front_get(&keys[j], hashes[j].hash);
+                                let got = c.front_get(&keys[j]);
                                 if got.is_none() {
+                                    hashes[j] = vocab::key_hash_in(b, s, e);
                                     v.prefetch(hashes[j].hash);
                                 }
                                 got
@@ -260,7 +262,7 @@ impl Tokenizer {
                     if piece.len() <= cache::MAX_FRONT
                         && let Some(c) = cache.as_deref_mut()
                     {
-                        c.front_put(keys[j], hashes[j].hash, tokens);
+                        c.front_put(keys[j], tokens);
                     }
                 }
                 n += tokens;

@@ -165,6 +165,25 @@ pub fn key_hash_in(text: &[u8], s: usize, e: usize) -> KeyHash {
     key_hash(text.get(s..e).unwrap_or_default())
 }
 
+/// The first `min(8, len)` bytes of `text[s..e]` (3+ bytes), zero padded,
+/// as a little-endian u64 (one masked load when 8 bytes of `text` follow
+/// `s`).
+#[inline(always)]
+pub fn head_in(text: &[u8], s: usize, e: usize) -> u64 {
+    let n = e.wrapping_sub(s);
+    if let Some(w) = text.get(s..s + 8) {
+        let mut buf = [0u8; 8];
+        buf.copy_from_slice(w);
+        let x = u64::from_le_bytes(buf);
+        return if n >= 8 {
+            x
+        } else {
+            x & (u64::MAX >> (64 - 8 * n))
+        };
+    }
+    head(text.get(s..e).unwrap_or_default())
+}
+
 /// A fast hash of a key of 3+ bytes.
 #[inline(always)]
 pub fn hash(b: &[u8]) -> u64 {
