@@ -5,7 +5,7 @@
 //! (count 1) and merged pieces alike. Why: a lookup in the rank table
 //! (8 MB for `o200k_base`) of a cold key is a cache miss, and a piece that
 //! is no token costs a merge of a dozen such lookups (~200 ns); the pieces
-//! of real text are few and recur (Zipf), and these tables (1.5 MB) stay in
+//! of real text are few and recur (Zipf), and these tables (2 MB) stay in
 //! the core's L2 cache. Set-associative on a hash of the piece with the key
 //! bytes inline, so a hit is exact and costs one cache line. Filled as text
 //! is counted (a miss asks the rank table, merging if needed, and stores the
@@ -14,7 +14,7 @@
 //! Pieces of up to 8 bytes (86-88% of the occurrences, 68-73% of the distinct
 //! pieces of the corpus) take 16-byte slots, four a cache line; longer ones
 //! 32-byte slots, two a line. Each folder of the corpus holds 20-46K distinct
-//! pieces of 3-16 bytes: with 64K short and 16K wide slots, nearly all of a
+//! pieces of 3-16 bytes: with 64K short and 32K wide slots, nearly all of a
 //! folder's pieces stay (a single table of 32K slots of 32 bytes missed
 //! 3.5-6%).
 //!
@@ -25,14 +25,18 @@
 use std::cell::RefCell;
 
 use super::Encoding;
+use super::pages::{Pages, Zeroable};
 use super::vocab::same_bytes;
 
 /// Longest piece of the front table.
 pub const MAX_FRONT: usize = 16;
 /// Sets of the short table (4 slots of 16 bytes each: 1 MB).
 const SHORT_BITS: u32 = 14;
-/// Sets of the wide table (2 slots of 32 bytes each: 512 KB).
-const WIDE_BITS: u32 = 13;
+/// Sets of the wide table (2 slots of 32 bytes each: 1 MB), after the short
+/// table's in one 2 MB mapping: one huge page, one TLB entry (on 4 KB pages
+/// the prefetches of its lines stalled on page walks).
+const WIDE_BITS: u32 = 14;
+const LINES: usize = (1 << SHORT_BITS) + (1 << WIDE_BITS);
 /// Longest piece of the middle table.
 const MAX_MID: usize = 31;
 const MID_SLOTS: usize = 1 << 12;
@@ -79,14 +83,18 @@ impl FrontKey {
         self.len <= 8
     }
 
-    /// The key's set in its table: one multiplication (the rank table's
+    /// The line of the key's set: one multiplication (the rank table's
     /// hash, a 128-bit product, is only computed on a miss); the top bits of
     /// the product depend on every bit of the key.
     #[inline(always)]
     fn set(&self) -> usize {
         let x = self.lo ^ self.hi.rotate_left(29) ^ self.len.rotate_right(3);
-        let bits = if self.is_short() { SHORT_BITS } else { WIDE_BITS };
-        (x.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
+        let h = x.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        if self.is_short() {
+            (h >> (64 - SHORT_BITS)) as usize
+        } else {
+            (1 << SHORT_BITS) + (h >> (64 - WIDE_BITS)) as usize
+        }
     }
 
     /// The key of `piece` (3 to 16 bytes), the slow way (for tests).
@@ -109,32 +117,17 @@ impl FrontKey {
     }
 }
 
-/// A short slot: the piece's bytes, and its length | count << 8 (0: empty).
-#[derive(Clone, Copy, Default)]
-#[repr(C)]
-struct Short {
-    lo: u64,
-    meta: u64,
-}
-
+/// A cache line of the front tables: a set of the short table, four slots
+/// of (piece bytes, length | count << 8), or of the wide table, two slots of
+/// (bytes 0-7, bytes 8-15, length, count). A length of 0: an empty slot.
 #[derive(Clone, Copy, Default)]
 #[repr(C, align(64))]
-struct ShortSet {
-    ways: [Short; 4],
+struct Line {
+    w: [u64; 8],
 }
 
-#[derive(Clone, Copy, Default)]
-#[repr(C)]
-struct Wide {
-    key: FrontKey,
-    count: u64,
-}
-
-#[derive(Clone, Copy, Default)]
-#[repr(C, align(64))]
-struct WideSet {
-    ways: [Wide; 2],
-}
+// SAFETY: integers; all zeros is a line of empty slots.
+unsafe impl Zeroable for Line {}
 
 #[derive(Clone, Copy)]
 #[repr(C, align(32))]
@@ -168,8 +161,7 @@ impl<const N: usize> Entry<N> {
 }
 
 pub struct PieceCache {
-    short: Box<[ShortSet]>,
-    wide: Box<[WideSet]>,
+    front: Pages<Line>,
     mid: Box<[Entry<MAX_MID>]>,
     long: Box<[Entry<MAX_KEY>]>,
 }
@@ -178,8 +170,7 @@ pub struct PieceCache {
 impl PieceCache {
     pub(crate) fn new() -> PieceCache {
         PieceCache {
-            short: vec![ShortSet::default(); 1 << SHORT_BITS].into_boxed_slice(),
-            wide: vec![WideSet::default(); 1 << WIDE_BITS].into_boxed_slice(),
+            front: Pages::zeroed(LINES),
             mid: vec![Entry::EMPTY; MID_SLOTS].into_boxed_slice(),
             long: vec![Entry::EMPTY; LONG_SLOTS].into_boxed_slice(),
         }
@@ -191,13 +182,9 @@ impl PieceCache {
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            let line: *const u8 = if key.is_short() {
-                (&self.short[key.set()] as *const ShortSet).cast()
-            } else {
-                (&self.wide[key.set()] as *const WideSet).cast()
-            };
+            let line = &self.front[key.set()];
             // SAFETY: a prefetch only hints the cache; the address is valid.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(line.cast()) }
+            unsafe { _mm_prefetch::<_MM_HINT_T0>((line as *const Line).cast()) }
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = key;
@@ -207,50 +194,46 @@ impl PieceCache {
     /// (then it becomes the first of its set).
     #[inline(always)]
     pub fn front_get(&mut self, key: &FrontKey) -> Option<usize> {
+        let w = &mut self.front[key.set()].w;
         if key.is_short() {
-            let set = &mut self.short[key.set()];
             for i in 0..4 {
-                let w = set.ways[i];
-                if w.lo == key.lo && w.meta & 0xFF == key.len {
+                let (lo, meta) = (w[2 * i], w[2 * i + 1]);
+                if lo == key.lo && meta & 0xFF == key.len {
                     if i > 0 {
                         // Most recently used first: the others move down.
-                        set.ways.copy_within(0..i, 1);
-                        set.ways[0] = w;
+                        w.copy_within(0..2 * i, 2);
+                        w[0] = lo;
+                        w[1] = meta;
                     }
-                    return Some((w.meta >> 8) as usize);
+                    return Some((meta >> 8) as usize);
                 }
             }
             return None;
         }
-        let set = &mut self.wide[key.set()];
-        if set.ways[0].key == *key {
-            return Some(set.ways[0].count as usize);
+        if w[0] == key.lo && w[1] == key.hi && w[2] == key.len {
+            return Some(w[3] as usize);
         }
-        if set.ways[1].key == *key {
-            set.ways.swap(0, 1);
-            return Some(set.ways[0].count as usize);
+        if w[4] == key.lo && w[5] == key.hi && w[6] == key.len {
+            let count = w[7];
+            w.copy_within(0..4, 4);
+            w[..4].copy_from_slice(&[key.lo, key.hi, key.len, count]);
+            return Some(count as usize);
         }
         None
     }
 
-    /// Stores a count as the first of its set (the second is dropped).
+    /// Stores a count as the first of its set (the last is dropped).
     #[inline(always)]
     pub fn front_put(&mut self, key: FrontKey, count: usize) {
+        let w = &mut self.front[key.set()].w;
         if key.is_short() {
-            let set = &mut self.short[key.set()];
-            set.ways.copy_within(0..3, 1);
-            set.ways[0] = Short {
-                lo: key.lo,
-                meta: key.len | (count as u64) << 8,
-            };
-            return;
+            w.copy_within(0..6, 2);
+            w[0] = key.lo;
+            w[1] = key.len | (count as u64) << 8;
+        } else {
+            w.copy_within(0..4, 4);
+            w[..4].copy_from_slice(&[key.lo, key.hi, key.len, count as u64]);
         }
-        let set = &mut self.wide[key.set()];
-        set.ways[1] = set.ways[0];
-        set.ways[0] = Wide {
-            key,
-            count: count as u64,
-        };
     }
 
     /// The cached count of `piece` (more than [`MAX_FRONT`] bytes, at most
@@ -310,7 +293,8 @@ mod tests {
                 let want = FrontKey::of(piece);
                 assert_eq!(FrontKey::new(&text, s, e), want, "{n} {s}");
                 assert_eq!(FrontKey::new(&text[..e], s, e), want, "{n} {s}");
-                assert!(want.set() < 1 << SHORT_BITS.max(WIDE_BITS));
+                assert!(want.set() < LINES);
+                assert_eq!(want.set() < 1 << SHORT_BITS, n <= 8);
                 // A zero byte appended is another key (the length differs).
                 if n < MAX_FRONT {
                     let longer = [piece, &[0u8][..]].concat();
@@ -342,6 +326,8 @@ mod tests {
     /// Hits are exact; a set keeps its `ways` most recently used keys.
     #[test]
     fn front_hits_are_exact() {
+        #[cfg(target_os = "linux")]
+        assert!(PieceCache::new().front.is_mapped());
         for (len, ways) in [(3, 4), (8, 4), (9, 2), (16, 2)] {
             let mut cache = PieceCache::new();
             let keys = keys_of_one_set(len, ways + 1);
