@@ -103,11 +103,7 @@ impl FrontKey {
         let mut lo = [0u8; 8];
         let mut hi = [0u8; 8];
         for (i, &x) in piece.iter().enumerate() {
-            if i < 8 {
-                lo[i] = x
-            } else {
-                hi[i - 8] = x
-            }
+            if i < 8 { lo[i] = x } else { hi[i - 8] = x }
         }
         FrontKey {
             lo: u64::from_le_bytes(lo),
@@ -165,7 +161,6 @@ pub struct PieceCache {
     mid: Box<[Entry<MAX_MID>]>,
     long: Box<[Entry<MAX_KEY>]>,
 }
-
 
 impl PieceCache {
     pub(crate) fn new() -> PieceCache {

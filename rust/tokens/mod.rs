@@ -14,16 +14,19 @@
 //! overflows fancy-regex's backtracking stack, and tiktoken raises
 //! `ValueError`. We return the count the pattern defines.
 //!
-//! Performance notes (about 6-15x Python tiktoken on real text, single
-//! thread; see `benches/bench_tokens.py`):
+//! Performance notes (about 9-15x Python tiktoken on real text, single
+//! thread; see `benches/bench_tokens.py` and docs/performance.md):
 //! - the count path builds no token vectors;
 //! - the pre-tokenizers are hand-written, with ASCII fast paths; runs of
 //!   ASCII letters are read eight bytes at a time;
-//! - a piece is looked up whole before any merging (about 93% of the pieces
-//!   of real text are tokens); pieces are cut in batches of 16 and their
-//!   table slots prefetched, so the lookups' cache misses overlap;
-//! - pieces that need merging are remembered in a per-thread cache of 32K
-//!   slots (most recur);
+//! - pieces of 3-16 bytes are looked up first in per-thread front tables of
+//!   piece -> count (2 MB, one huge page, in the core's L2 cache; `cache.rs`),
+//!   which hold tokens and merged pieces alike; on a miss, the piece is
+//!   looked up whole in the rank table (about 93% of the pieces of real text
+//!   are tokens), which lies on 2 MB pages (`pages.rs`), and merged if it is
+//!   none;
+//! - pieces are cut in batches of 16 and their table lines prefetched, so
+//!   the cache misses of a batch overlap;
 //! - merges of long pieces are O(n log n) at worst: 10 MB of one repeated
 //!   character takes about a second.
 

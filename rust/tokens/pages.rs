@@ -181,7 +181,15 @@ mod tests {
     #[test]
     fn tables_are_zeroed_sized_and_writable() {
         for round in 0..3u64 {
-            for len in [0usize, 1, 7, 4096, (HUGE / 2) / 8, HUGE / 8 + 3, 3 * HUGE / 8] {
+            for len in [
+                0usize,
+                1,
+                7,
+                4096,
+                (HUGE / 2) / 8,
+                HUGE / 8 + 3,
+                3 * HUGE / 8,
+            ] {
                 let mut t: Pages<u64> = Pages::zeroed(len);
                 assert_eq!(t.len(), len);
                 assert!(t.iter().all(|&x| x == 0), "{len}");

@@ -11,7 +11,10 @@
 //! entries); longer keys go to an open-addressing table whose 16-byte slots hold
 //! the key's first 8 bytes, a hash tag, the key length, and the rank (keys of
 //! up to 8 bytes: one cache line per lookup) or the offset of
-//! `[rank: u32][bytes]` in an arena (longer keys).
+//! `[rank: u32][bytes]` in an arena (longer keys). The table (and the arena
+//! when it reaches 1 MB) lies on 2 MB pages where the kernel gives them
+//! (`pages.rs`): 4 TLB entries instead of 2,048 for the 8 MB table of
+//! `o200k_base`.
 
 use std::collections::HashSet;
 
