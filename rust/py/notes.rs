@@ -7,6 +7,7 @@ use pyo3::IntoPyObjectExt;
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use super::notes_records::{Edge, NoteChunk, NoteLink};
@@ -57,6 +58,83 @@ fn _notes_normalise<'py>(
 ) -> PyResult<Bound<'py, PyString>> {
     let out = py.detach(|| notes::normalise(text.as_str(), canonical));
     text.to_py(py, &out)
+}
+
+/// A note body as Rust text: a Python `str` (transcoded unless ASCII) or
+/// the UTF-8 bytes of the note's file from the body's first byte.
+enum Body {
+    Text(PyText),
+    Utf8 { data: PyBackedBytes, offset: usize },
+}
+
+impl Body {
+    fn utf8(data: PyBackedBytes, offset: usize) -> PyResult<Self> {
+        match data.get(offset..).map(std::str::from_utf8) {
+            Some(Ok(_)) => Ok(Body::Utf8 { data, offset }),
+            _ => Err(PyValueError::new_err(
+                "the note's bytes from the offset of its body are not UTF-8",
+            )),
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        match self {
+            Body::Text(text) => text.as_str(),
+            Body::Utf8 { data, offset } => {
+                let bytes = data.get(*offset..).unwrap_or_default();
+                // SAFETY: `Body::utf8` checked that these bytes are UTF-8, and
+                // the bytes object they belong to never changes.
+                unsafe { std::str::from_utf8_unchecked(bytes) }
+            }
+        }
+    }
+
+    /// A Python `str` for text derived from the body (its lone surrogates,
+    /// if any, restored).
+    fn to_py<'py>(&self, py: Python<'py>, s: &str) -> PyResult<Bound<'py, PyString>> {
+        match self {
+            Body::Text(text) => text.to_py(py, s),
+            Body::Utf8 { .. } => Ok(PyString::new(py, s)),
+        }
+    }
+
+    fn surrogates(&self) -> Option<crate::text::SurrogateMap> {
+        match self {
+            Body::Text(text) => text.surrogates(),
+            Body::Utf8 { .. } => None,
+        }
+    }
+}
+
+/// A note file's bytes as `(raw, frontmatter_text, body, offset of the body
+/// in bytes)`, `raw == frontmatter_text + body` (see `split_frontmatter`);
+/// `None` when they are not UTF-8.
+type SplitNote<'py> = (
+    Bound<'py, PyString>,
+    Bound<'py, PyString>,
+    Bound<'py, PyString>,
+    usize,
+);
+
+#[pyfunction]
+fn _notes_split_data<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Option<SplitNote<'py>>> {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return Ok(None);
+    };
+    let raw = PyString::new(py, text);
+    let end = notes::frontmatter_end(text);
+    if end == 0 {
+        return Ok(Some((raw.clone(), intern!(py, "").clone(), raw, 0)));
+    }
+    let head = text.get(..end).unwrap_or_default();
+    let chars = if head.is_ascii() {
+        end
+    } else {
+        head.chars().count()
+    };
+    let frontmatter = substring(py, &raw, 0, chars)?;
+    let body = substring(py, &raw, chars, raw.len()?)?;
+    Ok(Some((raw, frontmatter, body, end)))
 }
 
 /// A link as the scan found it, with code-point offsets.
@@ -119,7 +197,7 @@ fn is_attachment(py: Python<'_>, target: &str) -> PyResult<bool> {
     ))
 }
 
-fn opt_text<'py>(body: &PyText, py: Python<'py>, s: Option<&str>) -> PyResult<Bound<'py, PyAny>> {
+fn opt_text<'py>(body: &Body, py: Python<'py>, s: Option<&str>) -> PyResult<Bound<'py, PyAny>> {
     match s {
         Some(s) => Ok(body.to_py(py, s)?.into_any()),
         None => Ok(py.None().into_bound(py)),
@@ -130,7 +208,7 @@ fn opt_text<'py>(body: &PyText, py: Python<'py>, s: Option<&str>) -> PyResult<Bo
 /// file (their URL decoded), no attachments, no empty targets.
 fn note_links<'py>(
     py: Python<'py>,
-    body: &PyText,
+    body: &Body,
     found: &[FoundLink<'_>],
 ) -> PyResult<Bound<'py, PyTuple>> {
     let mut out: Vec<Bound<'py, NoteLink>> = Vec::with_capacity(found.len());
@@ -160,7 +238,7 @@ fn note_links<'py>(
         if target.is_empty() || is_attachment(py, target)? {
             continue;
         }
-        let values = PyTuple::new(
+        out.push(NoteLink::from_values(
             py,
             [
                 kind.clone().into_any(),
@@ -172,8 +250,7 @@ fn note_links<'py>(
                 l.end.into_bound_py_any(py)?,
                 l.in_suggestions.into_bound_py_any(py)?,
             ],
-        )?;
-        out.push(NoteLink::from_values(py, values)?);
+        )?);
     }
     PyTuple::new(py, out)
 }
@@ -253,7 +330,7 @@ fn plan_rows(st: &scan::Structure<'_>, planned: &[plan::Planned]) -> Vec<PlanRow
 
 fn note_plan(
     py: Python<'_>,
-    body: &PyText,
+    body: &Body,
     st: &scan::Structure<'_>,
     rows: Vec<PlanRow>,
 ) -> PyResult<NotePlan> {
@@ -277,6 +354,7 @@ fn _notes_chunk(
 ) -> PyResult<NotePlan> {
     let encoding: Encoding = encoding.parse()?;
     let limits = limits_arg(limits)?;
+    let body = Body::Text(body);
     let text = body.as_str();
     let (st, rows) = py.detach(|| {
         let st = scan::structure(text);
@@ -289,7 +367,7 @@ fn _notes_chunk(
 
 /// Rust text derived from a body as UTF-8 bytes with the body's lone
 /// surrogates restored (`str.encode("utf-8", "surrogatepass")`).
-fn surrogatepass_bytes<'py>(py: Python<'py>, body: &PyText, s: &str) -> Bound<'py, PyBytes> {
+fn surrogatepass_bytes<'py>(py: Python<'py>, body: &Body, s: &str) -> Bound<'py, PyBytes> {
     match body.surrogates() {
         Some(map) if map.touches(s) => {
             let mut out = Vec::with_capacity(s.len());
@@ -323,15 +401,21 @@ type BodyParts<'py> = (
 /// The links (`NoteLink`s), first H1, hash text (`normalise`: None,
 /// "canonical" or "none") and chunk plan of one body at once.
 #[pyfunction]
-#[pyo3(signature = (body, suggestion_headings, limits, overlap, encoding, normalise))]
+/// With `data` (the UTF-8 bytes of the note's file) the body is read from
+/// `data[offset:]`, which must be `body` encoded (see `_notes_split_data`),
+/// without transcoding `body`.
+#[pyo3(signature = (body, suggestion_headings, limits, overlap, encoding, normalise, data = None, offset = 0))]
+#[allow(clippy::too_many_arguments)]
 fn _notes_body<'py>(
     py: Python<'py>,
-    body: PyText,
+    body: Bound<'py, PyString>,
     suggestion_headings: Vec<String>,
     limits: (usize, usize, usize, usize),
     overlap: usize,
     encoding: &str,
     normalise: Option<&str>,
+    data: Option<PyBackedBytes>,
+    offset: usize,
 ) -> PyResult<BodyParts<'py>> {
     let encoding: Encoding = encoding.parse()?;
     let limits = limits_arg(limits)?;
@@ -344,6 +428,10 @@ fn _notes_body<'py>(
                 "normalise must be 'canonical', 'none' or None, not {other:?}"
             )));
         }
+    };
+    let body = match data {
+        Some(data) => Body::utf8(data, offset)?,
+        None => Body::Text(body.extract()?),
     };
     let text = body.as_str();
     let (st, found, normalised, rows) = py.detach(|| {
@@ -440,12 +528,11 @@ fn _notes_chunks<'py>(
     let rows = &plan.rows;
     let targets = Targets::new(py, resolve);
     let mut starts: Vec<usize> = Vec::new();
-    let mut link_values: Vec<Bound<'py, PyTuple>> = Vec::new();
+    let mut link_values: Vec<Bound<'py, NoteLink>> = Vec::new();
     for link in links.try_iter()? {
         let link = link?.cast_into::<NoteLink>()?;
-        let values = link.get().values(py);
-        starts.push(values.get_item(NoteLink::START)?.extract()?);
-        link_values.push(values);
+        starts.push(link.get().value(py, NoteLink::START)?.extract()?);
+        link_values.push(link);
     }
     let ids = (0..rows.len())
         .map(|k| chunk_id(py, &note_id, k))
@@ -457,8 +544,9 @@ fn _notes_chunks<'py>(
         let hi = starts.partition_point(|&s| s < row.end).max(lo);
         let mut wikilinks: Vec<Bound<'py, PyAny>> = Vec::new();
         let references = PyList::empty(py);
-        for values in &link_values[lo..hi] {
-            let target = targets.of(&values.get_item(NoteLink::TARGET)?)?;
+        for link in &link_values[lo..hi] {
+            let values = link.get();
+            let target = targets.of(&values.value(py, NoteLink::TARGET)?)?;
             let mut known = false;
             for w in &wikilinks {
                 if w.is(&target) || w.eq(&target)? {
@@ -469,9 +557,9 @@ fn _notes_chunks<'py>(
             if !known {
                 wikilinks.push(target.clone());
             }
-            if !values.get_item(NoteLink::IN_SUGGESTIONS)?.is_truthy()? {
+            if !values.value(py, NoteLink::IN_SUGGESTIONS)?.is_truthy()? {
                 let reference = PyDict::new(py);
-                reference.set_item(intern!(py, "kind"), values.get_item(NoteLink::KIND)?)?;
+                reference.set_item(intern!(py, "kind"), values.value(py, NoteLink::KIND)?)?;
                 reference.set_item(intern!(py, "target_id"), target)?;
                 references.append(reference)?;
             }
@@ -495,7 +583,7 @@ fn _notes_chunks<'py>(
             Some(&h) => plan.titles[h].bind(py).clone().into_any(),
             None => none.clone(),
         };
-        let values = PyTuple::new(
+        chunks.append(NoteChunk::from_values(
             py,
             [
                 note_id.clone().into_any(),
@@ -521,14 +609,13 @@ fn _notes_chunks<'py>(
                 references.to_tuple().into_any(),
                 metadata.into_any(),
             ],
-        )?;
-        chunks.append(NoteChunk::from_values(py, values)?)?;
+        )?)?;
     }
     Ok(chunks)
 }
 
 fn edge<'py>(py: Python<'py>, values: [Bound<'py, PyAny>; 6]) -> PyResult<Bound<'py, Edge>> {
-    Edge::from_values(py, PyTuple::new(py, values)?)
+    Edge::from_values(py, values)
 }
 
 /// The edges one note owns (see `edges_for_note`): `chunks` its chunks in
@@ -674,6 +761,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_notes_normalise, m)?)?;
     m.add_function(wrap_pyfunction!(_notes_chunk, m)?)?;
     m.add_function(wrap_pyfunction!(_notes_body, m)?)?;
+    m.add_function(wrap_pyfunction!(_notes_split_data, m)?)?;
     m.add_function(wrap_pyfunction!(_notes_chunks, m)?)?;
     m.add_function(wrap_pyfunction!(_notes_edges, m)?)?;
     super::notes_records::register(m)

@@ -1,7 +1,7 @@
 //! The records of a parsed vault that come by the thousand (`NoteLink`,
 //! `NoteChunk`, `Edge` of `fastnotebook.notes`): frozen classes built here
-//! without a Python call per record. Each keeps its field values in one
-//! tuple and behaves as the frozen dataclass it replaces: the same
+//! without a Python call per record. Each holds its field values (no tuple
+//! to allocate) and behaves as the frozen dataclass it replaces: the same
 //! constructor (positional or keyword), read-only attributes, equality of
 //! two records of one class field by field, the hash of the field tuple
 //! (`TypeError` when a field is unhashable), the dataclass `repr`, pickling.
@@ -21,7 +21,7 @@ macro_rules! note_record {
         $(#[$doc])*
         #[pyclass(frozen, module = "fastnotebook.notes.model", name = $name)]
         pub struct $rust {
-            values: Py<PyTuple>,
+            values: [Py<PyAny>; [$(stringify!($field)),+].len()],
         }
 
         impl $rust {
@@ -30,19 +30,22 @@ macro_rules! note_record {
             /// A record of these field values (in `FIELDS` order).
             pub fn from_values<'py>(
                 py: Python<'py>,
-                values: Bound<'py, PyTuple>,
+                values: [Bound<'py, PyAny>; [$(stringify!($field)),+].len()],
             ) -> PyResult<Bound<'py, Self>> {
-                Bound::new(py, $rust { values: values.unbind() })
+                Bound::new(py, $rust { values: values.map(Bound::unbind) })
             }
 
-            /// The field values (in `FIELDS` order).
-            pub fn values<'py>(&self, py: Python<'py>) -> Bound<'py, PyTuple> {
-                self.values.bind(py).clone()
-            }
-
-            /// The value of field `i`.
+            /// The value of field `i` (`FIELDS` order).
             pub fn value<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyAny>> {
-                self.values.bind(py).get_item(i)
+                self.values
+                    .get(i)
+                    .map(|v| v.bind(py).clone())
+                    .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err("no such field"))
+            }
+
+            /// The field values as a tuple.
+            fn tuple<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+                PyTuple::new(py, self.values.iter().map(|v| v.bind(py)))
             }
         }
 
@@ -58,14 +61,18 @@ macro_rules! note_record {
                 });)+
                 let defaults: fn(Python<'py>, &mut [Bound<'py, PyAny>]) -> PyResult<()> = $defaults;
                 defaults(py, &mut values)?;
-                Ok($rust { values: PyTuple::new(py, values)?.unbind() })
+                let values: Vec<Py<PyAny>> = values.into_iter().map(Bound::unbind).collect();
+                let values = values
+                    .try_into()
+                    .map_err(|_| pyo3::exceptions::PySystemError::new_err("field count"))?;
+                Ok($rust { values })
             }
 
             $(
                 #[getter]
-                fn $field<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+                fn $field<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
                     const I: usize = index_of($rust::FIELDS, stringify!($field));
-                    self.value(py, I)
+                    self.values[I].bind(py).clone()
                 }
             )+
 
@@ -76,21 +83,16 @@ macro_rules! note_record {
 
             fn __eq__<'py>(&self, py: Python<'py>, other: &Bound<'py, PyAny>) -> PyResult<Py<PyAny>> {
                 match other.cast_exact::<Self>() {
-                    Ok(other) => self
-                        .values
-                        .bind(py)
-                        .eq(other.get().values.bind(py))?
-                        .into_py_any(py),
+                    Ok(other) => self.tuple(py)?.eq(other.get().tuple(py)?)?.into_py_any(py),
                     Err(_) => Ok(py.NotImplemented()),
                 }
             }
 
             fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
-                self.values.bind(py).hash()
+                self.tuple(py)?.hash()
             }
 
             fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-                let values = self.values.bind(py);
                 let mut out = String::from(concat!($name, "("));
                 for (i, name) in Self::FIELDS.iter().enumerate() {
                     if i > 0 {
@@ -98,7 +100,7 @@ macro_rules! note_record {
                     }
                     out.push_str(name);
                     out.push('=');
-                    out.push_str(&values.get_item(i)?.repr()?.to_cow()?);
+                    out.push_str(&self.values[i].bind(py).repr()?.to_cow()?);
                 }
                 out.push(')');
                 Ok(out)
@@ -106,8 +108,8 @@ macro_rules! note_record {
 
             fn __reduce__<'py>(
                 slf: &Bound<'py, Self>,
-            ) -> (Bound<'py, PyType>, Bound<'py, PyTuple>) {
-                (slf.get_type(), slf.get().values.bind(slf.py()).clone())
+            ) -> PyResult<(Bound<'py, PyType>, Bound<'py, PyTuple>)> {
+                Ok((slf.get_type(), slf.get().tuple(slf.py())?))
             }
         }
     };

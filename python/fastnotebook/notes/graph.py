@@ -15,7 +15,7 @@ from fastnotebook.errors import NoteParseError
 from fastnotebook.notes.chunk import chunk_note
 from fastnotebook.notes.config import NotesConfig
 from fastnotebook.notes.model import Edge, Note, NoteChunk, NoteError, VaultParse
-from fastnotebook.notes.parse import parse_note_data
+from fastnotebook.notes.parse import parse_note_file
 
 __all__ = ["LinkResolver", "edges_for_note", "edges_of_note", "read_vault", "vault_files"]
 
@@ -163,14 +163,12 @@ def _read_vault(base: Path, config: NotesConfig) -> VaultParse:
             errors.append(NoteError(rel, f"cannot read the file: {exc.strerror or exc}"))
             continue
         try:
-            raw = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            errors.append(NoteError(rel, f"not valid UTF-8 (byte {exc.start})"))
-            continue
-        try:
-            note = parse_note_data(rel, raw, config, data)
+            note = parse_note_file(rel, data, config)
         except NoteParseError as exc:
             errors.append(NoteError(rel, exc.message))
+            continue
+        if note is None:
+            errors.append(NoteError(rel, _not_utf8(data)))
             continue
         notes.append(note)
     # Ids: explicit front matter ids first, then slugs; a slug that collides
@@ -206,6 +204,14 @@ def _read_vault(base: Path, config: NotesConfig) -> VaultParse:
         edges.extend(edges_for_note(note, note_chunks, resolver, config))
     errors.sort(key=lambda e: e.path)
     return VaultParse(notes=unique, chunks=chunks, edges=edges, errors=errors)
+
+
+def _not_utf8(data: bytes) -> str:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"not valid UTF-8 (byte {exc.start})"
+    return "not valid UTF-8"
 
 
 def _has_explicit_id(note: Note) -> bool:

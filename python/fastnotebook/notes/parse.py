@@ -205,16 +205,30 @@ def parse_note(path: str, raw: str, config: NotesConfig = _DEFAULT) -> Note:
     Raises ``NoteParseError`` when the front matter is malformed YAML or not a
     mapping.
     """
-    return parse_note_data(path, raw, config)
-
-
-def parse_note_data(
-    path: str, raw: str, config: NotesConfig = _DEFAULT, data: bytes | None = None
-) -> Note:
-    """``parse_note`` for a note read from a file: ``data`` are the file's
-    bytes (``raw == data.decode("utf-8")``), hashed as they are."""
-    path = _norm_path(path)
     frontmatter_text, body = split_frontmatter(raw)
+    return _parse(path, raw, frontmatter_text, body, config, None)
+
+
+def parse_note_file(path: str, data: bytes, config: NotesConfig = _DEFAULT) -> Note | None:
+    """``parse_note`` for the bytes of a note's file; ``None`` when they are
+    not UTF-8. Reads the body from the bytes (no transcoding of the text) and
+    hashes them as they are for ``hash_fulltext``."""
+    split = _core._notes_split_data(data)
+    if split is None:
+        return None
+    raw, frontmatter_text, body, offset = split
+    return _parse(path, raw, frontmatter_text, body, config, (data, offset))
+
+
+def _parse(
+    path: str,
+    raw: str,
+    frontmatter_text: str,
+    body: str,
+    config: NotesConfig,
+    data: tuple[bytes, int] | None,
+) -> Note:
+    path = _norm_path(path)
     meta = parse_frontmatter(path, frontmatter_text)
     note_id = _scalar_text(meta.get("id")) or path_slug(path)
     note_type = _scalar_text(meta.get("type"))
@@ -229,6 +243,7 @@ def parse_note_data(
         config.overlap,
         config.encoding,
         None if mode == "frontmatter" else config.normalisation,
+        *(data or ()),
     )
     title = _scalar_text(meta.get("title")) or h1
     if not title:
@@ -254,7 +269,7 @@ def parse_note_data(
         updated=updated,
         links=links,
         hash=_digest(mode, None if fm_norm is None else _hash_bytes(fm_norm), body_norm),
-        hash_fulltext=hashlib.sha256(_hash_bytes(raw) if data is None else data).hexdigest(),
+        hash_fulltext=hashlib.sha256(_hash_bytes(raw) if data is None else data[0]).hexdigest(),
     )
     object.__setattr__(note, PLAN_ATTRIBUTE, ((limits, config.overlap, config.encoding), plan))
     return note
