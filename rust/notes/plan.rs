@@ -823,7 +823,16 @@ fn overlap_from(
     let budget = overlap + 10;
     let end_count = tok.at(prev_end);
     // Approximate counts may be one or two tokens low: look a little further.
-    let fits = |c: usize| end_count.saturating_sub(tok.at(c)) <= budget + 2;
+    // The positions tried only decrease: `k` walks back over the piece ends
+    // (`tok.at(c)` is the count of the first `k` pieces).
+    let mut k = tok.ends.partition_point(|&e| e <= prev_end);
+    let mut fits = |c: usize| {
+        while k > 0 && tok.ends[k - 1] > c {
+            k -= 1;
+        }
+        let at = if k == 0 { 0 } else { tok.cum[k - 1] };
+        end_count.saturating_sub(at) <= budget + 2
+    };
     let b = text.as_bytes();
     let mut candidates: Vec<usize> = Vec::new(); // latest first
     let mut i = st.lines.partition_point(|l| l.start < prev_end);
