@@ -37,7 +37,10 @@ __all__ = [
     "_notes_chunks",
     "_notes_edges",
     "_notes_frontmatter_end",
+    "_notes_link_rows",
     "_notes_normalise",
+    "_notes_plan_rows",
+    "_notes_split_data",
     "_panic_for_tests",
     "_relink_chunks",
     "_sentence_spans",
@@ -80,6 +83,12 @@ MAX_THINKING_INPUT_CHARS: int
 def _char_class_bits(start: int, end: int) -> bytes: ...
 def _panic_for_tests(site: str = "detached") -> None: ...
 def _token_char_classes(start: int, end: int) -> bytes: ...
+def _notes_link_rows(
+    body: str, suggestion_headings: list[str]
+) -> list[tuple[int, int, int, str, str | None, str | None, str | None, bool]]: ...
+def _notes_plan_rows(
+    plan: _NotePlan,
+) -> list[tuple[int, int, int, int, int, int, list[str], bool, bool, str | None]]: ...
 def remove_non_ascii(text: str) -> str: ...
 def remove_non_printable(text: str) -> str: ...
 def parse_thinking_content(content: str) -> tuple[str, str] | None: ...
@@ -458,6 +467,7 @@ class _NotePlan:
 
 def _notes_frontmatter_end(raw: str) -> int: ...
 def _notes_normalise(text: str, canonical: bool) -> str: ...
+def _notes_split_data(data: bytes) -> tuple[str, str, str, int] | None: ...
 def _notes_chunk(
     body: str,
     limits: tuple[int, int, int, int],
@@ -471,6 +481,8 @@ def _notes_body(
     overlap: int,
     encoding: str,
     normalise: str | None,
+    data: bytes | None = None,
+    offset: int = 0,
 ) -> tuple[tuple[NoteLink, ...], str | None, bytes | None, _NotePlan]: ...
 def _notes_chunks(
     note_id: str,

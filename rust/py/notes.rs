@@ -755,7 +755,75 @@ fn _notes_edges<'py>(
     Ok(edges)
 }
 
+/// Test hook: the links of a body as the scan finds them, before the rules
+/// of `NoteLink`s apply: (kind, start, end, target, heading, block, display,
+/// in suggestions); kind 0 wikilink, 1 embed, 2 Markdown link, 3 Markdown
+/// embed; for Markdown links `target` is the URL as written.
+#[cfg(feature = "test-hooks")]
+#[pyfunction]
+fn _notes_link_rows<'py>(
+    py: Python<'py>,
+    body: PyText,
+    suggestion_headings: Vec<String>,
+) -> PyResult<Bound<'py, PyList>> {
+    let body = Body::Text(body);
+    let text = body.as_str();
+    let st = scan::structure(text);
+    let rows = PyList::empty(py);
+    for l in found_links(text, &scan::links(&st, &suggestion_headings)) {
+        let code: u8 = match l.kind {
+            scan::RawLinkKind::Wiki => 0,
+            scan::RawLinkKind::WikiEmbed => 1,
+            scan::RawLinkKind::Markdown => 2,
+            scan::RawLinkKind::MarkdownEmbed => 3,
+        };
+        rows.append((
+            code,
+            l.start,
+            l.end,
+            body.to_py(py, l.target)?,
+            opt_text(&body, py, l.heading)?,
+            opt_text(&body, py, l.block)?,
+            opt_text(&body, py, l.display)?,
+            l.in_suggestions,
+        ))?;
+    }
+    Ok(rows)
+}
+
+/// Test hook: the rows of a chunk plan: (start, end, overlap start, tokens,
+/// first line, last line, section path, own quote, oversized, block kind).
+#[cfg(feature = "test-hooks")]
+#[pyfunction]
+fn _notes_plan_rows<'py>(
+    py: Python<'py>,
+    plan: PyRef<'py, NotePlan>,
+) -> PyResult<Bound<'py, PyList>> {
+    let rows = PyList::empty(py);
+    for r in &plan.rows {
+        let path: Vec<&Py<PyString>> = r.path.iter().map(|&h| &plan.titles[h]).collect();
+        rows.append((
+            r.start,
+            r.end,
+            r.overlap_start,
+            r.tokens,
+            r.first_line,
+            r.last_line,
+            path,
+            r.own,
+            r.oversized,
+            r.block,
+        ))?;
+    }
+    Ok(rows)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    #[cfg(feature = "test-hooks")]
+    {
+        m.add_function(wrap_pyfunction!(_notes_link_rows, m)?)?;
+        m.add_function(wrap_pyfunction!(_notes_plan_rows, m)?)?;
+    }
     m.add_class::<NotePlan>()?;
     m.add_function(wrap_pyfunction!(_notes_frontmatter_end, m)?)?;
     m.add_function(wrap_pyfunction!(_notes_normalise, m)?)?;

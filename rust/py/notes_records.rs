@@ -53,6 +53,7 @@ macro_rules! note_record {
         impl $rust {
             #[new]
             #[pyo3(signature = $sig)]
+            #[allow(clippy::too_many_arguments)]
             fn new<'py>(py: Python<'py>, $($field: Option<Bound<'py, PyAny>>),+) -> PyResult<Self> {
                 let mut values: Vec<Bound<'py, PyAny>> = Vec::with_capacity(Self::FIELDS.len());
                 $(values.push(match $field {
