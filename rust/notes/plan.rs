@@ -399,10 +399,45 @@ struct Tokens {
     cum: Vec<usize>,
 }
 
+const SPARE_MAX: usize = 1 << 20;
+
+thread_local! {
+    /// The buffers of the last `Tokens` of this thread, reused by the next
+    /// (large notes would otherwise map fresh pages for every note); kept
+    /// only up to `SPARE_MAX` entries each.
+    static SPARE: std::cell::RefCell<(Vec<usize>, Vec<usize>)> =
+        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+impl Drop for Tokens {
+    fn drop(&mut self) {
+        let ends = std::mem::take(&mut self.ends);
+        let cum = std::mem::take(&mut self.cum);
+        if ends.capacity() > SPARE_MAX || cum.capacity() > SPARE_MAX {
+            return;
+        }
+        let _ = SPARE.try_with(|spare| {
+            if let Ok(mut spare) = spare.try_borrow_mut() {
+                *spare = (ends, cum);
+            }
+        });
+    }
+}
+
 impl Tokens {
     fn new(tokenizer: &Tokenizer, text: &str) -> Self {
-        let mut ends = Vec::with_capacity(text.len() / 4 + 1);
-        let mut cum = Vec::with_capacity(text.len() / 4 + 1);
+        let (mut ends, mut cum) = SPARE
+            .try_with(|spare| {
+                spare
+                    .try_borrow_mut()
+                    .map(|mut s| std::mem::take(&mut *s))
+                    .unwrap_or_default()
+            })
+            .unwrap_or_default();
+        ends.clear();
+        cum.clear();
+        ends.reserve(text.len() / 4 + 1);
+        cum.reserve(text.len() / 4 + 1);
         let mut total = 0;
         tokenizer.count_pieces_of(text, |end, tokens| {
             total += tokens;

@@ -9,6 +9,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use rustc_hash::FxHashMap;
 
 use super::notes_records::{Edge, NoteChunk, NoteLink};
 use super::text::{PyText, code_units, new_string};
@@ -212,6 +213,8 @@ fn note_links<'py>(
     found: &[FoundLink<'_>],
 ) -> PyResult<Bound<'py, PyTuple>> {
     let mut out: Vec<Bound<'py, NoteLink>> = Vec::with_capacity(found.len());
+    // One `str` per distinct target of the note (targets repeat).
+    let mut targets: FxHashMap<String, Bound<'py, PyString>> = FxHashMap::default();
     for l in found {
         let markdown;
         let (kind, target, heading, block) = match l.kind {
@@ -238,11 +241,19 @@ fn note_links<'py>(
         if target.is_empty() || is_attachment(py, target)? {
             continue;
         }
+        let target = match targets.get(target) {
+            Some(t) => t.clone(),
+            None => {
+                let t = body.to_py(py, target)?;
+                targets.insert(target.to_string(), t.clone());
+                t
+            }
+        };
         out.push(NoteLink::from_values(
             py,
             [
                 kind.clone().into_any(),
-                body.to_py(py, target)?.into_any(),
+                target.into_any(),
                 opt_text(body, py, heading)?,
                 opt_text(body, py, block)?,
                 opt_text(body, py, l.display)?,
