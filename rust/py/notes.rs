@@ -614,7 +614,7 @@ fn _notes_chunks<'py>(
                 },
                 ids.get(k + 1).cloned().unwrap_or_else(|| none.clone()),
                 row.tokens.into_bound_py_any(py)?,
-                (row.end - row.start).into_bound_py_any(py)?,
+                row.end.saturating_sub(row.start).into_bound_py_any(py)?,
                 embed_text.into_any(),
                 PyTuple::new(py, wikilinks)?.into_any(),
                 references.to_tuple().into_any(),
