@@ -106,10 +106,15 @@ def signature(obj: Any) -> str:
 
 def own_members(cls: type) -> list[tuple[str, Any]]:
     """The public methods and properties a class defines (not inherited from
-    ``object``, ``Exception``, ``enum.Enum`` or ``str``), in source order."""
+    ``object``, ``Exception``, ``enum.Enum`` or ``str``), in source order.
+    The fields of a record class (``__match_args__``, as dataclasses and the
+    extension's record classes have) are in its signature, not listed."""
+    fields = set(getattr(cls, "__match_args__", ()))
     members = []
     for name, value in vars(cls).items():
         if name.startswith("_") and name != "__init__":
+            continue
+        if name in fields and inspect.isdatadescriptor(value):
             continue
         if isinstance(value, (staticmethod, classmethod)):
             value = value.__func__

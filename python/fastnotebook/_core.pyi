@@ -1,7 +1,7 @@
 """Type stubs for the compiled core. The public API is in the Python modules."""
 
-from collections.abc import Callable, Iterable
-from typing import Any, Literal, final
+from collections.abc import Callable, Container, Iterable, Sequence
+from typing import Any, ClassVar, Literal, TypeAlias, final
 
 import numpy as np
 import numpy.typing as npt
@@ -15,13 +15,17 @@ __all__ = [
     "MAX_THINKING_INPUT_CHARS",
     "UNICODE_VERSION",
     "Chunk",
+    "Edge",
     "HtmlHeaderSplitter",
     "LangchainSplitter",
     "MarkdownHeaderSplitter",
     "MarkdownSyntaxSplitter",
     "MarkupRejectedError",
+    "NoteChunk",
+    "NoteLink",
     "RecursiveSplitter",
     "UnsupportedTextError",
+    "_NotePlan",
     "__version__",
     "_char_class_bits",
     "_chunk_records",
@@ -30,9 +34,13 @@ __all__ = [
     "_html_text",
     "_notes_body",
     "_notes_chunk",
+    "_notes_chunks",
+    "_notes_edges",
     "_notes_frontmatter_end",
+    "_notes_link_rows",
     "_notes_normalise",
-    "_notes_scan",
+    "_notes_plan_rows",
+    "_notes_split_data",
     "_panic_for_tests",
     "_relink_chunks",
     "_sentence_spans",
@@ -75,6 +83,12 @@ MAX_THINKING_INPUT_CHARS: int
 def _char_class_bits(start: int, end: int) -> bytes: ...
 def _panic_for_tests(site: str = "detached") -> None: ...
 def _token_char_classes(start: int, end: int) -> bytes: ...
+def _notes_link_rows(
+    body: str, suggestion_headings: list[str]
+) -> list[tuple[int, int, int, str, str | None, str | None, str | None, bool]]: ...
+def _notes_plan_rows(
+    plan: _NotePlan,
+) -> list[tuple[int, int, int, int, int, int, list[str], bool, bool, str | None]]: ...
 def remove_non_ascii(text: str) -> str: ...
 def remove_non_printable(text: str) -> str: ...
 def parse_thinking_content(content: str) -> tuple[str, str] | None: ...
@@ -310,19 +324,156 @@ def _chunk_semantic(
 ) -> tuple[list[Chunk], str]: ...
 
 # Note vaults (fastnotebook.notes): offsets in code points.
+_LinkKind: TypeAlias = Literal["wikilink", "embed", "markdown"]
+_EdgeKind: TypeAlias = Literal["belongs_to", "prev", "next", "references", "backlink"]
+
+@final
+class NoteLink:
+    """One link of a note body; ``start``/``end`` are code points into the body."""
+
+    __match_args__: ClassVar[tuple[str, ...]]
+    @property
+    def kind(self) -> _LinkKind: ...
+    @property
+    def target(self) -> str: ...
+    @property
+    def heading(self) -> str | None: ...
+    @property
+    def block(self) -> str | None: ...
+    @property
+    def display(self) -> str | None: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
+    @property
+    def in_suggestions(self) -> bool: ...
+    def __new__(
+        cls,
+        kind: _LinkKind,
+        target: str,
+        heading: str | None,
+        block: str | None,
+        display: str | None,
+        start: int,
+        end: int,
+        in_suggestions: bool,
+    ) -> NoteLink: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+    def __reduce__(self) -> tuple[Any, ...]: ...
+
+@final
+class NoteChunk:
+    """One chunk of a note body: ``text == body[char_start:char_end]``."""
+
+    __match_args__: ClassVar[tuple[str, ...]]
+    @property
+    def note_id(self) -> str: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def index(self) -> int: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def char_start(self) -> int: ...
+    @property
+    def char_end(self) -> int: ...
+    @property
+    def start_line(self) -> int: ...
+    @property
+    def end_line(self) -> int: ...
+    @property
+    def section_title(self) -> str | None: ...
+    @property
+    def section_path(self) -> tuple[str, ...]: ...
+    @property
+    def prev_id(self) -> str | None: ...
+    @property
+    def next_id(self) -> str | None: ...
+    @property
+    def token_count(self) -> int: ...
+    @property
+    def char_count(self) -> int: ...
+    @property
+    def embed_text(self) -> str: ...
+    @property
+    def wikilinks(self) -> tuple[str, ...]: ...
+    @property
+    def references(self) -> tuple[dict[str, str], ...]: ...
+    @property
+    def metadata(self) -> dict[str, Any]: ...
+    def __new__(
+        cls,
+        note_id: str,
+        id: str,
+        index: int,
+        text: str,
+        char_start: int,
+        char_end: int,
+        start_line: int,
+        end_line: int,
+        section_title: str | None,
+        section_path: tuple[str, ...],
+        prev_id: str | None,
+        next_id: str | None,
+        token_count: int,
+        char_count: int,
+        embed_text: str,
+        wikilinks: tuple[str, ...],
+        references: tuple[dict[str, str], ...],
+        metadata: dict[str, Any] | None = None,
+    ) -> NoteChunk: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+    def __reduce__(self) -> tuple[Any, ...]: ...
+
+@final
+class Edge:
+    """One edge of the vault graph (``target_id`` is the raw target when unresolved)."""
+
+    __match_args__: ClassVar[tuple[str, ...]]
+    @property
+    def kind(self) -> _EdgeKind: ...
+    @property
+    def source_id(self) -> str: ...
+    @property
+    def target_id(self) -> str: ...
+    @property
+    def scope(self) -> Literal["chunk", "note"]: ...
+    @property
+    def note_id(self) -> str: ...
+    @property
+    def status(self) -> Literal["ok", "unresolved"]: ...
+    def __new__(
+        cls,
+        kind: _EdgeKind,
+        source_id: str,
+        target_id: str,
+        scope: Literal["chunk", "note"],
+        note_id: str,
+        status: Literal["ok", "unresolved"],
+    ) -> Edge: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+    def __reduce__(self) -> tuple[Any, ...]: ...
+
+@final
+class _NotePlan:
+    """The chunk plan of one note body (opaque; see ``chunk_note``)."""
+
+    def __len__(self) -> int: ...
+
 def _notes_frontmatter_end(raw: str) -> int: ...
 def _notes_normalise(text: str, canonical: bool) -> str: ...
-def _notes_scan(
-    body: str, suggestion_headings: list[str]
-) -> tuple[
-    list[tuple[int, int, int, str, str | None, str | None, str | None, bool]], str | None
-]: ...
+def _notes_split_data(data: bytes) -> tuple[str, str, str, int] | None: ...
 def _notes_chunk(
     body: str,
     limits: tuple[int, int, int, int],
     overlap: int = 50,
     encoding: str = "o200k_base",
-) -> list[tuple[int, int, int, int, int, int, list[str], bool, bool, str | None]]: ...
+) -> _NotePlan: ...
 def _notes_body(
     body: str,
     suggestion_headings: list[str],
@@ -330,9 +481,20 @@ def _notes_body(
     overlap: int,
     encoding: str,
     normalise: str | None,
-) -> tuple[
-    list[tuple[int, int, int, str, str | None, str | None, str | None, bool]],
-    str | None,
-    str | None,
-    list[tuple[int, int, int, int, int, int, list[str], bool, bool, str | None]],
-]: ...
+    data: bytes | None = None,
+    offset: int = 0,
+) -> tuple[tuple[NoteLink, ...], str | None, bytes | None, _NotePlan]: ...
+def _notes_chunks(
+    note_id: str,
+    body: str,
+    plan: _NotePlan,
+    links: tuple[NoteLink, ...],
+    resolve: Callable[[str], str | None] | None = None,
+) -> list[NoteChunk]: ...
+def _notes_edges(
+    note_id: str,
+    chunks: Sequence[NoteChunk],
+    known: Container[str],
+    resolve: Callable[[str], str | None],
+    note_scope_references: bool,
+) -> list[Edge]: ...

@@ -3,6 +3,7 @@
 //! hash normalisation). Byte offsets into `&str` throughout; every scan is
 //! linear in the length of the text and never panics on any input.
 
+pub mod links;
 pub mod plan;
 pub mod scan;
 
@@ -30,7 +31,11 @@ pub fn normalise(text: &str, canonical: bool) -> String {
     let mut out = String::with_capacity(text.len());
     let mut previous_blank = false;
     let mut first = true;
-    for line in text.split('\n') {
+    let mut start = 0;
+    let ends = memchr::memchr_iter(b'\n', text.as_bytes()).chain(std::iter::once(text.len()));
+    for end in ends {
+        let line = text.get(start..end).unwrap_or_default();
+        start = end + 1;
         let line = line.strip_suffix('\r').unwrap_or(line);
         let line = line.trim_end_matches([' ', '\t']);
         let blank = line.is_empty();

@@ -186,20 +186,36 @@ fn is_table_delim(t: &str) -> bool {
     })
 }
 
-fn table_starts(st: &Structure<'_>, i: usize) -> bool {
+/// Per line: whether it holds a `|` (one scan of the whole text).
+fn pipe_lines(st: &Structure<'_>) -> Vec<bool> {
+    let mut pipes = vec![false; st.lines.len()];
+    let mut line = 0;
+    for at in memchr::memchr_iter(b'|', st.text.as_bytes()) {
+        while line < st.lines.len() && st.lines[line].text_end <= at {
+            line += 1;
+        }
+        match st.lines.get(line) {
+            Some(l) if l.start <= at => pipes[line] = true,
+            Some(_) => {}
+            None => break,
+        }
+    }
+    pipes
+}
+
+fn table_starts(st: &Structure<'_>, pipes: &[bool], i: usize) -> bool {
     i + 1 < st.lines.len()
         && st.kinds[i] == LineKind::Text
         && st.kinds[i + 1] == LineKind::Text
-        && st.line_text(i).contains('|')
-        && {
-            let d = st.line_text(i + 1);
-            d.contains('|') && is_table_delim(d)
-        }
+        && pipes[i]
+        && pipes[i + 1]
+        && is_table_delim(st.line_text(i + 1))
 }
 
 /// Blocks of the body and the boundary priority before each line.
 fn blocks(st: &Structure<'_>) -> (Vec<Block>, Vec<u8>) {
     let n = st.lines.len();
+    let pipes = pipe_lines(st);
     let kinds = &st.kinds;
     let mut prio = vec![NEVER; n];
     let mut blocks: Vec<Block> = Vec::new();
@@ -259,9 +275,9 @@ fn blocks(st: &Structure<'_>) -> (Vec<Block>, Vec<u8>) {
                 }
                 BlockKind::Quote
             }
-            LineKind::Text if table_starts(st, i) => {
+            LineKind::Text if table_starts(st, &pipes, i) => {
                 i += 2;
-                while i < n && kinds[i] == LineKind::Text && st.line_text(i).contains('|') {
+                while i < n && kinds[i] == LineKind::Text && pipes[i] {
                     i += 1;
                 }
                 BlockKind::Table
@@ -309,7 +325,7 @@ fn blocks(st: &Structure<'_>) -> (Vec<Block>, Vec<u8>) {
                     }
                     if is_thematic(lt)
                         || (is_quote(lt) && indent_width(lt) <= base)
-                        || table_starts(st, i)
+                        || table_starts(st, &pipes, i)
                     {
                         break;
                     }
@@ -328,7 +344,7 @@ fn blocks(st: &Structure<'_>) -> (Vec<Block>, Vec<u8>) {
                     && !is_quote(st.line_text(i))
                     && list_item(st.line_text(i)).is_none()
                     && !is_thematic(st.line_text(i))
-                    && !table_starts(st, i)
+                    && !table_starts(st, &pipes, i)
                 {
                     prio[i] = LINE;
                     i += 1;
@@ -383,10 +399,45 @@ struct Tokens {
     cum: Vec<usize>,
 }
 
+const SPARE_MAX: usize = 1 << 20;
+
+thread_local! {
+    /// The buffers of the last `Tokens` of this thread, reused by the next
+    /// (large notes would otherwise map fresh pages for every note); kept
+    /// only up to `SPARE_MAX` entries each.
+    static SPARE: std::cell::RefCell<(Vec<usize>, Vec<usize>)> =
+        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+impl Drop for Tokens {
+    fn drop(&mut self) {
+        let ends = std::mem::take(&mut self.ends);
+        let cum = std::mem::take(&mut self.cum);
+        if ends.capacity() > SPARE_MAX || cum.capacity() > SPARE_MAX {
+            return;
+        }
+        let _ = SPARE.try_with(|spare| {
+            if let Ok(mut spare) = spare.try_borrow_mut() {
+                *spare = (ends, cum);
+            }
+        });
+    }
+}
+
 impl Tokens {
     fn new(tokenizer: &Tokenizer, text: &str) -> Self {
-        let mut ends = Vec::with_capacity(text.len() / 4 + 1);
-        let mut cum = Vec::with_capacity(text.len() / 4 + 1);
+        let (mut ends, mut cum) = SPARE
+            .try_with(|spare| {
+                spare
+                    .try_borrow_mut()
+                    .map(|mut s| std::mem::take(&mut *s))
+                    .unwrap_or_default()
+            })
+            .unwrap_or_default();
+        ends.clear();
+        cum.clear();
+        ends.reserve(text.len() / 4 + 1);
+        cum.reserve(text.len() / 4 + 1);
         let mut total = 0;
         tokenizer.count_pieces_of(text, |end, tokens| {
             total += tokens;
@@ -400,6 +451,20 @@ impl Tokens {
     fn at(&self, at: usize) -> usize {
         let k = self.ends.partition_point(|&e| e <= at);
         if k == 0 { 0 } else { self.cum[k - 1] }
+    }
+
+    /// `at(p)` for each of `positions`, which must not decrease (one merge
+    /// walk instead of a search per position).
+    fn at_each(&self, positions: impl Iterator<Item = usize>) -> Vec<usize> {
+        let mut k = 0;
+        positions
+            .map(|p| {
+                while k < self.ends.len() && self.ends[k] <= p {
+                    k += 1;
+                }
+                if k == 0 { 0 } else { self.cum[k - 1] }
+            })
+            .collect()
     }
 
     fn between(&self, a: usize, b: usize) -> usize {
@@ -543,13 +608,22 @@ pub fn plan(
     } = limits;
     let tok = Tokens::new(tokenizer, text);
     let (blocks, prio) = blocks(st);
+    // Tokens before each line start (and the text's end): the lines tile
+    // the text, so a line's or block's count is a difference of two.
+    let line_at = tok.at_each(
+        st.lines
+            .iter()
+            .map(|l| l.start)
+            .chain(std::iter::once(text.len())),
+    );
+    let lines_tokens = |first: usize, last: usize| line_at[last + 1].saturating_sub(line_at[first]);
     let mut block_of = vec![0usize; n];
     let mut block_tokens = vec![0usize; blocks.len()];
     for (b, block) in blocks.iter().enumerate() {
         for slot in block_of.iter_mut().take(block.last + 1).skip(block.first) {
             *slot = b;
         }
-        block_tokens[b] = tok.between(st.lines[block.first].start, st.lines[block.last].end);
+        block_tokens[b] = lines_tokens(block.first, block.last);
     }
     let mut units: Vec<Unit> = Vec::with_capacity(n);
     for (i, line) in st.lines.iter().enumerate() {
@@ -558,7 +632,7 @@ pub fn plan(
         if (p == ITEM || p == LINE) && block_tokens[b] <= target_max {
             p = NEVER;
         }
-        let tokens = tok.between(line.start, line.end);
+        let tokens = lines_tokens(i, i);
         let splittable = matches!(
             blocks[b].kind,
             BlockKind::Paragraph | BlockKind::List | BlockKind::Quote
@@ -784,7 +858,16 @@ fn overlap_from(
     let budget = overlap + 10;
     let end_count = tok.at(prev_end);
     // Approximate counts may be one or two tokens low: look a little further.
-    let fits = |c: usize| end_count.saturating_sub(tok.at(c)) <= budget + 2;
+    // The positions tried only decrease: `k` walks back over the piece ends
+    // (`tok.at(c)` is the count of the first `k` pieces).
+    let mut k = tok.ends.partition_point(|&e| e <= prev_end);
+    let mut fits = |c: usize| {
+        while k > 0 && tok.ends[k - 1] > c {
+            k -= 1;
+        }
+        let at = if k == 0 { 0 } else { tok.cum[k - 1] };
+        end_count.saturating_sub(at) <= budget + 2
+    };
     let b = text.as_bytes();
     let mut candidates: Vec<usize> = Vec::new(); // latest first
     let mut i = st.lines.partition_point(|l| l.start < prev_end);

@@ -243,3 +243,45 @@ fn wikilink_parts() {
     let p = scan::split_wiki("#");
     assert_eq!((p.target, p.heading), ("", None));
 }
+
+#[test]
+fn unquote_decodes_ascii_runs_as_python_does() {
+    use super::links::unquote;
+    assert_eq!(unquote("a%20b"), "a b");
+    assert_eq!(unquote("caf%C3%A9"), "café");
+    assert_eq!(unquote("%zz%4"), "%zz%4");
+    assert_eq!(unquote("%E2%82x"), "\u{fffd}x");
+    assert_eq!(unquote("%ED%A0%80"), "\u{fffd}\u{fffd}\u{fffd}");
+    assert_eq!(unquote("é%41%"), "éA%");
+    assert_eq!(unquote("plain"), "plain");
+}
+
+#[test]
+fn markdown_targets_are_md_files_without_a_scheme() {
+    use super::links::markdown_target;
+    let t = markdown_target(" <sub/a%20b.md#Sec%201> ").unwrap();
+    assert_eq!(
+        (t.target.as_str(), t.heading.as_deref(), t.block),
+        ("sub/a b.md", Some("Sec 1"), None)
+    );
+    let t = markdown_target("x.MD#^blk").unwrap();
+    assert_eq!(
+        (t.target.as_str(), t.block.as_deref()),
+        ("x.MD", Some("blk"))
+    );
+    assert_eq!(markdown_target("x.md#^").unwrap().block, None);
+    assert!(markdown_target("https://e.com/a.md").is_none());
+    assert!(markdown_target("#local").is_none());
+    assert!(markdown_target("<>").is_none());
+    assert!(markdown_target("a.png").is_none());
+    assert!(markdown_target("\u{1c}a.md\u{1f}").is_some());
+}
+
+#[test]
+fn attachment_extensions() {
+    use super::links::{extension, is_attachment_extension};
+    assert_eq!(extension("dir.v2/pic.png"), Some("png"));
+    assert_eq!(extension("dir.v2/note"), None);
+    assert!(is_attachment_extension("canvas"));
+    assert!(!is_attachment_extension("md"));
+}

@@ -7,6 +7,7 @@ mod cleaning;
 mod hooks;
 mod langchain;
 mod notes;
+mod notes_records;
 mod pooling;
 mod records;
 mod text;

@@ -215,7 +215,7 @@ def test_schemas_ship_and_match_the_records(mini: tuple[MiniVault, VaultParse]) 
         assert schema["type"] == "object"
         assert set(schema["required"]) <= set(schema["properties"])
     edge_schema = json_schema("edge")
-    assert set(edge_schema["required"]) == set(Edge.__dataclass_fields__)
+    assert set(edge_schema["required"]) == set(Edge.__match_args__)
     for edge in parsed.edges:
         assert edge.kind in edge_schema["properties"]["kind"]["enum"]
         assert edge.scope in edge_schema["properties"]["scope"]["enum"]

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import posixpath
 import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Literal
 
+from fastnotebook import _core
 from fastnotebook.errors import NoteParseError
 from fastnotebook.notes.chunk import chunk_note
 from fastnotebook.notes.config import NotesConfig
 from fastnotebook.notes.model import Edge, Note, NoteChunk, NoteError, VaultParse
-from fastnotebook.notes.parse import parse_note
+from fastnotebook.notes.parse import parse_note_file
 
 __all__ = ["LinkResolver", "edges_for_note", "edges_of_note", "read_vault", "vault_files"]
 
@@ -106,36 +107,13 @@ def edges_for_note(
     (one per distinct resolved target), and note-scope references when
     configured. ``chunks`` come from ``chunk_note(note, resolve=resolver.resolve)``;
     a reference still naming a raw target is resolved here."""
-    edges: list[Edge] = []
-    nid = note.id
-    known = resolver.ids
-    for chunk in chunks:
-        edges.append(Edge("belongs_to", chunk.id, nid, "chunk", nid, "ok"))
-    for k, chunk in enumerate(chunks):
-        if k > 0:
-            edges.append(Edge("prev", chunk.id, chunks[k - 1].id, "chunk", nid, "ok"))
-        if k + 1 < len(chunks):
-            edges.append(Edge("next", chunk.id, chunks[k + 1].id, "chunk", nid, "ok"))
-    targets: dict[str, Literal["ok", "unresolved"]] = {}  # first-seen order
-    for chunk in chunks:
-        for ref in chunk.references:
-            target = ref["target_id"]
-            status: Literal["ok", "unresolved"] = "ok"
-            if target not in known:
-                resolved = resolver.resolve(target, note)
-                if resolved is None:
-                    status = "unresolved"
-                else:
-                    target = resolved
-            edges.append(Edge("references", chunk.id, target, "chunk", nid, status))
-            targets.setdefault(target, status)
-    for target, status in targets.items():
-        if status == "ok":
-            edges.append(Edge("backlink", target, nid, "note", nid, "ok"))
-    if config.note_scope_references:
-        for target, status in targets.items():
-            edges.append(Edge("references", nid, target, "note", nid, status))
-    return edges
+    return _core._notes_edges(
+        note.id,
+        chunks,
+        resolver.ids,
+        lambda target: resolver.resolve(target, note),
+        config.note_scope_references,
+    )
 
 
 def vault_files(root: str | os.PathLike[str]) -> list[str]:
@@ -162,7 +140,19 @@ def read_vault(root: str | os.PathLike[str], config: NotesConfig = _DEFAULT) -> 
     ``NoteError`` (the others are unaffected); so does a second note claiming a
     front matter ``id`` already taken. Notes are sorted by path.
     """
-    base = Path(root)
+    # The records of a vault hold no reference cycles: the cyclic garbage
+    # collector, which would otherwise scan the growing result again and
+    # again while it is built, is paused (and restored as it was).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _read_vault(Path(root), config)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _read_vault(base: Path, config: NotesConfig) -> VaultParse:
     notes: list[Note] = []
     errors: list[NoteError] = []
     claimed: dict[str, str] = {}
@@ -173,14 +163,12 @@ def read_vault(root: str | os.PathLike[str], config: NotesConfig = _DEFAULT) -> 
             errors.append(NoteError(rel, f"cannot read the file: {exc.strerror or exc}"))
             continue
         try:
-            raw = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            errors.append(NoteError(rel, f"not valid UTF-8 (byte {exc.start})"))
-            continue
-        try:
-            note = parse_note(rel, raw, config)
+            note = parse_note_file(rel, data, config)
         except NoteParseError as exc:
             errors.append(NoteError(rel, exc.message))
+            continue
+        if note is None:
+            errors.append(NoteError(rel, _not_utf8(data)))
             continue
         notes.append(note)
     # Ids: explicit front matter ids first, then slugs; a slug that collides
@@ -216,6 +204,14 @@ def read_vault(root: str | os.PathLike[str], config: NotesConfig = _DEFAULT) -> 
         edges.extend(edges_for_note(note, note_chunks, resolver, config))
     errors.sort(key=lambda e: e.path)
     return VaultParse(notes=unique, chunks=chunks, edges=edges, errors=errors)
+
+
+def _not_utf8(data: bytes) -> str:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"not valid UTF-8 (byte {exc.start})"
+    return "not valid UTF-8"
 
 
 def _has_explicit_id(note: Note) -> bool:

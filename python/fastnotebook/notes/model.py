@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Literal
+
+# NoteLink, NoteChunk and Edge come by the thousand per vault: frozen classes
+# of the extension, built there (attributes, equality, hash, repr and
+# pickling as frozen dataclasses of these fields).
+from fastnotebook._core import Edge, NoteChunk, NoteLink
 
 __all__ = [
     "SCHEMA_NAMES",
@@ -21,20 +26,6 @@ __all__ = [
 
 LinkKind = Literal["wikilink", "embed", "markdown"]
 EdgeKind = Literal["belongs_to", "prev", "next", "references", "backlink"]
-
-
-@dataclass(frozen=True)
-class NoteLink:
-    """One link of a note body; ``start``/``end`` are code points into the body."""
-
-    kind: LinkKind
-    target: str
-    heading: str | None
-    block: str | None
-    display: str | None
-    start: int
-    end: int
-    in_suggestions: bool
 
 
 @dataclass(frozen=True)
@@ -56,42 +47,6 @@ class Note:
     links: tuple[NoteLink, ...]
     hash: str
     hash_fulltext: str
-
-
-@dataclass(frozen=True)
-class NoteChunk:
-    """One chunk of a note body: ``text == body[char_start:char_end]``."""
-
-    note_id: str
-    id: str
-    index: int
-    text: str
-    char_start: int
-    char_end: int
-    start_line: int
-    end_line: int
-    section_title: str | None
-    section_path: tuple[str, ...]
-    prev_id: str | None
-    next_id: str | None
-    token_count: int
-    char_count: int
-    embed_text: str
-    wikilinks: tuple[str, ...]
-    references: tuple[dict[str, str], ...]
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Edge:
-    """One edge of the vault graph (``target_id`` is the raw target when unresolved)."""
-
-    kind: EdgeKind
-    source_id: str
-    target_id: str
-    scope: Literal["chunk", "note"]
-    note_id: str
-    status: Literal["ok", "unresolved"]
 
 
 @dataclass(frozen=True)

@@ -11,14 +11,13 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import unquote
 
 import yaml
 
 from fastnotebook import _core
 from fastnotebook.errors import NoteParseError
 from fastnotebook.notes.config import NotesConfig
-from fastnotebook.notes.model import LinkKind, Note, NoteLink
+from fastnotebook.notes.model import Note
 
 __all__ = [
     "content_hash",
@@ -155,103 +154,6 @@ def _string_list(value: Any, *, tags: bool = False) -> tuple[str, ...]:
     return tuple(out)
 
 
-# Embeds and links to these are attachments, not notes.
-_ATTACHMENT_EXT = frozenset(
-    [
-        "png",
-        "jpg",
-        "jpeg",
-        "gif",
-        "bmp",
-        "svg",
-        "webp",
-        "avif",
-        "tif",
-        "tiff",
-        "ico",
-        "heic",
-        "pdf",
-        "mp3",
-        "mp4",
-        "m4a",
-        "m4v",
-        "webm",
-        "ogg",
-        "ogv",
-        "wav",
-        "flac",
-        "mov",
-        "mkv",
-        "avi",
-        "3gp",
-        "canvas",
-        "base",
-        "excalidraw",
-        "zip",
-        "csv",
-        "json",
-        "txt",
-        "html",
-        "htm",
-        "css",
-        "js",
-    ]
-)
-
-
-def _is_attachment(target: str) -> bool:
-    name = target.rsplit("/", 1)[-1]
-    if "." not in name:
-        return False
-    return name.rsplit(".", 1)[1].casefold() in _ATTACHMENT_EXT
-
-
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
-
-
-def _markdown_target(raw_target: str) -> tuple[str, str | None, str | None] | None:
-    target = raw_target.strip()
-    if target.startswith("<") and target.endswith(">"):
-        target = target[1:-1]
-    if not target or target.startswith("#") or _SCHEME.match(target):
-        return None
-    fragment: str | None = None
-    if "#" in target:
-        target, fragment = target.split("#", 1)
-    target = unquote(target)
-    if not target.lower().endswith(".md"):
-        return None
-    heading = block = None
-    if fragment:
-        fragment = unquote(fragment)
-        if fragment.startswith("^"):
-            block = fragment[1:] or None
-        else:
-            heading = fragment
-    return target, heading, block
-
-
-_KINDS: tuple[LinkKind, ...] = ("wikilink", "embed", "markdown", "embed")
-
-# (kind, start, end, target, heading, block, display, in suggestions) from
-# the core; for Markdown links the target is the URL as written.
-_LinkRow = tuple[int, int, int, str, str | None, str | None, str | None, bool]
-
-
-def _links(rows: list[_LinkRow]) -> tuple[NoteLink, ...]:
-    links: list[NoteLink] = []
-    for code, start, end, target, heading, block, display, in_sugg in rows:
-        if code >= 2:
-            parsed = _markdown_target(target)
-            if parsed is None:
-                continue
-            target, heading, block = parsed
-        if not target or _is_attachment(target):
-            continue
-        links.append(NoteLink(_KINDS[code], target, heading, block, display, start, end, in_sugg))
-    return tuple(links)
-
-
 def normalise_for_hash(text: str, normalisation: str = "canonical") -> str:
     """The text that is hashed (never stored): ``\\r\\n`` -> ``\\n`` and trailing
     spaces and tabs of each line trimmed in both modes; ``canonical`` also
@@ -262,16 +164,20 @@ def normalise_for_hash(text: str, normalisation: str = "canonical") -> str:
     return _core._notes_normalise(text, normalisation == "canonical")
 
 
-def _digest(hash_mode: str, frontmatter: str | None, body: str | None) -> str:
+def _digest(hash_mode: str, frontmatter: bytes | None, body: bytes | None) -> str:
     digest = hashlib.sha256()
     digest.update(hash_mode.encode())
     if frontmatter is not None:
         digest.update(b"\x00fm\x00")
-        digest.update(frontmatter.encode("utf-8", "surrogatepass"))
+        digest.update(frontmatter)
     if body is not None:
         digest.update(b"\x00body\x00")
-        digest.update(body.encode("utf-8", "surrogatepass"))
+        digest.update(body)
     return digest.hexdigest()
+
+
+def _hash_bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
 
 
 def content_hash(frontmatter_text: str, body: str, config: NotesConfig = _DEFAULT) -> str:
@@ -280,7 +186,11 @@ def content_hash(frontmatter_text: str, body: str, config: NotesConfig = _DEFAUL
     mode = config.hash_mode
     fm = normalise_for_hash(frontmatter_text, config.normalisation) if mode != "body" else None
     text = normalise_for_hash(body, config.normalisation) if mode != "frontmatter" else None
-    return _digest(mode, fm, text)
+    return _digest(
+        mode,
+        None if fm is None else _hash_bytes(fm),
+        None if text is None else _hash_bytes(text),
+    )
 
 
 def _norm_path(path: str) -> str:
@@ -295,22 +205,45 @@ def parse_note(path: str, raw: str, config: NotesConfig = _DEFAULT) -> Note:
     Raises ``NoteParseError`` when the front matter is malformed YAML or not a
     mapping.
     """
-    path = _norm_path(path)
     frontmatter_text, body = split_frontmatter(raw)
+    return _parse(path, raw, frontmatter_text, body, config, None)
+
+
+def parse_note_file(path: str, data: bytes, config: NotesConfig = _DEFAULT) -> Note | None:
+    """``parse_note`` for the bytes of a note's file; ``None`` when they are
+    not UTF-8. Reads the body from the bytes (no transcoding of the text) and
+    hashes them as they are for ``hash_fulltext``."""
+    split = _core._notes_split_data(data)
+    if split is None:
+        return None
+    raw, frontmatter_text, body, offset = split
+    return _parse(path, raw, frontmatter_text, body, config, (data, offset))
+
+
+def _parse(
+    path: str,
+    raw: str,
+    frontmatter_text: str,
+    body: str,
+    config: NotesConfig,
+    data: tuple[bytes, int] | None,
+) -> Note:
+    path = _norm_path(path)
     meta = parse_frontmatter(path, frontmatter_text)
     note_id = _scalar_text(meta.get("id")) or path_slug(path)
     note_type = _scalar_text(meta.get("type"))
-    # One pass of the core over the body: links, first H1, the text to hash,
-    # and the chunk plan (kept for chunk_note with the same settings).
+    # One pass of the core over the body: links, first H1, the text to hash
+    # (UTF-8), and the chunk plan (kept for chunk_note with the same settings).
     limits = config.limits_for(note_type)
     mode = config.hash_mode
-    rows, h1, body_norm, plan = _core._notes_body(
+    links, h1, body_norm, plan = _core._notes_body(
         body,
         list(config.suggestion_headings),
         limits,
         config.overlap,
         config.encoding,
         None if mode == "frontmatter" else config.normalisation,
+        *(data or ()),
     )
     title = _scalar_text(meta.get("title")) or h1
     if not title:
@@ -334,9 +267,9 @@ def parse_note(path: str, raw: str, config: NotesConfig = _DEFAULT) -> Note:
         aliases=aliases,
         created=created,
         updated=updated,
-        links=_links(rows),
-        hash=_digest(mode, fm_norm, body_norm),
-        hash_fulltext=hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest(),
+        links=links,
+        hash=_digest(mode, None if fm_norm is None else _hash_bytes(fm_norm), body_norm),
+        hash_fulltext=hashlib.sha256(_hash_bytes(raw) if data is None else data[0]).hexdigest(),
     )
     object.__setattr__(note, PLAN_ATTRIBUTE, ((limits, config.overlap, config.encoding), plan))
     return note
