@@ -247,7 +247,7 @@ impl HtmlHeaderSplitter {
                 "HTML text of 4 GiB or more is not supported".into(),
             ));
         }
-        let mut tokenizer = Tokenizer::new(html, Tree::new(html.len()));
+        let mut tokenizer = Tokenizer::new(html, Tree::new(html));
         tokenizer.run()?;
         let mut tree = tokenizer.sink;
         tree.finish();
@@ -270,7 +270,7 @@ impl HtmlHeaderSplitter {
 
         // At most the strings and a separator (" " or "  \n") before each:
         // no growth while writing.
-        out.reserve(tree.text.len() + 3 * tree.pieces.len());
+        out.reserve(tree.piece_bytes + 3 * tree.pieces.len());
         let mut spans = Vec::new();
         let mut active: Vec<Active> = Vec::new();
         // Where the running chunk starts in `out`, when one is open. A tag's

@@ -45,6 +45,11 @@ use super::entities::{NAMED, WINDOWS_1252};
 pub(crate) trait Sink {
     /// `handle_data`: text, merged with adjacent text until the next event.
     fn data(&mut self, text: &str);
+    /// `handle_data` for `text`, the bytes `from..to` of the source.
+    fn source_data(&mut self, from: usize, to: usize, text: &str) {
+        let _ = (from, to);
+        self.data(text);
+    }
     /// A start tag (name lowercased); `self_closing` for `<tag/>`.
     fn start_tag(&mut self, name: &str, self_closing: bool);
     /// An end tag (name lowercased).
@@ -412,7 +417,7 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
     fn data(&mut self, from: usize, to: usize) {
         debug_assert!(self.src.is_char_boundary(from) && self.src.is_char_boundary(to));
         if let Some(text) = self.src.get(from..to) {
-            self.sink.data(text);
+            self.sink.source_data(from, to, text);
         }
     }
 
@@ -1514,6 +1519,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::chunking::html::tree::Tree;
 
     /// Records events; adjacent data merged as BeautifulSoup merges it.
     #[derive(Default)]
@@ -1850,8 +1856,76 @@ mod tests {
         "<a/ >",
     ];
 
+    /// Generated documents: [`DOC_PIECES`], end tags and tags.
+    fn document() -> impl Strategy<Value = String> {
+        proptest::collection::vec(
+            prop_oneof![
+                3 => proptest::sample::select(DOC_PIECES).prop_map(str::to_owned),
+                1 => (
+                    proptest::sample::select(&["</", "</ ", "</\u{a0}"][..]),
+                    proptest::sample::select(TAG_PIECES),
+                    proptest::sample::select(&[">", " >", "", "\u{b}>"][..]),
+                )
+                    .prop_map(|(a, b, c)| format!("{a}{b}{c}")),
+                1 => tag_like(),
+            ],
+            0..24,
+        )
+        .prop_map(|pieces| pieces.concat())
+    }
+
+    /// A tree given every string as copied text (no source ranges).
+    struct Copying<'a>(Tree<'a>);
+
+    impl Sink for Copying<'_> {
+        fn data(&mut self, text: &str) {
+            self.0.data(text);
+        }
+        fn start_tag(&mut self, name: &str, self_closing: bool) {
+            self.0.start_tag(name, self_closing);
+        }
+        fn end_tag(&mut self, name: &str) {
+            self.0.end_tag(name);
+        }
+        fn special(&mut self, text: &str) {
+            self.0.special(text);
+        }
+    }
+
+    /// (name, depth, text) of each tag, the body and the text's length.
+    fn tree_summary(tree: &Tree<'_>) -> (Vec<(u32, u32, String)>, Option<(u32, u32)>, usize) {
+        let tags = tree
+            .nodes
+            .iter()
+            .map(|n| {
+                let mut text = String::new();
+                tree.write_text(n, &mut text);
+                (n.name, n.depth, text)
+            })
+            .collect();
+        (tags, tree.body, tree.piece_bytes)
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::test_runner::Config::with_cases(4096))]
+
+        /// Strings kept as ranges of the source read as the copied ones.
+        #[test]
+        fn source_ranges_give_the_tree_copies_give(html in document()) {
+            let mut by_range = Tokenizer::new(&html, Tree::new(&html));
+            let ranges_result = by_range.run().map_err(|e| e.to_string());
+            by_range.sink.finish();
+            let mut by_copy = Tokenizer::new(&html, Copying(Tree::new(&html)));
+            let copies_result = by_copy.run().map_err(|e| e.to_string());
+            by_copy.sink.0.finish();
+            prop_assert_eq!(ranges_result, copies_result);
+            prop_assert_eq!(
+                tree_summary(&by_range.sink),
+                tree_summary(&by_copy.sink.0),
+                "{:?}",
+                html
+            );
+        }
 
         /// The simple path answers as the general rules do (same tag or
         /// text, same name, same end), in both passes, or leaves the tag to
@@ -1897,22 +1971,7 @@ mod tests {
         /// Whole documents give the same events with and without the simple
         /// path.
         #[test]
-        fn documents_give_the_same_events_with_the_simple_path(
-            pieces in proptest::collection::vec(
-                prop_oneof![
-                    3 => proptest::sample::select(DOC_PIECES).prop_map(str::to_owned),
-                    1 => (
-                        proptest::sample::select(&["</", "</ ", "</\u{a0}"][..]),
-                        proptest::sample::select(TAG_PIECES),
-                        proptest::sample::select(&[">", " >", "", "\u{b}>"][..]),
-                    )
-                        .prop_map(|(a, b, c)| format!("{a}{b}{c}")),
-                    1 => tag_like(),
-                ],
-                0..24,
-            ),
-        ) {
-            let html = pieces.concat();
+        fn documents_give_the_same_events_with_the_simple_path(html in document()) {
             let mut fast = Tokenizer::new(&html, Events::default());
             let fast_result = fast.run().map_err(|e| e.to_string());
             let mut general = Tokenizer::new(&html, Events::default());
