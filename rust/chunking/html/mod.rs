@@ -293,7 +293,10 @@ impl HtmlHeaderSplitter {
                 .copied()
                 .unwrap_or(u32::MAX);
             if header == u32::MAX {
-                active.retain(|a| node.depth >= a.depth);
+                // Most tags sit under every active header: no rewrite then.
+                if active.iter().any(|a| node.depth < a.depth) {
+                    active.retain(|a| node.depth >= a.depth);
+                }
                 if !each {
                     // The usual case: straight into the chunk.
                     match chunk {
