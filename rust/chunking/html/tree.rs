@@ -51,6 +51,21 @@ pub(crate) struct Piece {
     pub in_source: bool,
 }
 
+/// `str.strip()`, without the call when both ends are ASCII and no space.
+///
+/// Why: most strings are a word or more of text (nothing to strip) or a
+/// line break between two tags; `unicode::strip`'s two calls were 5% of
+/// the instructions of HTML chunking.
+#[inline(always)]
+fn strip(raw: &str) -> &str {
+    let kept = |b: u8| b < 0x80 && !matches!(b, b'\t'..=b'\r' | 0x1c..=b' ');
+    let b = raw.as_bytes();
+    match (b.first(), b.last()) {
+        (Some(&first), Some(&last)) if kept(first) && kept(last) => raw,
+        _ => unicode::strip(raw),
+    }
+}
+
 /// Tag names to small integers.
 pub(crate) struct Names {
     /// Recently seen short names: (key, id), by a hash of the key.
@@ -220,7 +235,7 @@ impl<'a> Tree<'a> {
     fn end_data(&mut self) {
         let (start, end, in_source) = if let Some((from, to)) = self.pending_source.take() {
             let raw = self.src.get(from..to).unwrap_or_default();
-            let stripped = unicode::strip(raw);
+            let stripped = strip(raw);
             if stripped.is_empty() {
                 return;
             }
@@ -231,7 +246,7 @@ impl<'a> Tree<'a> {
                 return;
             }
             let raw = &self.text[self.pending..];
-            let stripped = unicode::strip(raw);
+            let stripped = strip(raw);
             if stripped.is_empty() {
                 self.text.truncate(self.pending);
                 return;
@@ -505,6 +520,29 @@ mod tests {
         t.start_tag("p", false);
         t.finish();
         assert_eq!(t.body, Some((1, 3)));
+    }
+
+    #[test]
+    fn strip_is_str_strip() {
+        let samples = [
+            "",
+            " ",
+            "\n",
+            "a",
+            " a",
+            "a ",
+            " a b ",
+            "\u{1c}a\u{1f}",
+            "\u{a0}a\u{3000}",
+            "a\u{85}",
+            "\u{e9}",
+            "\u{e9} ",
+            "x\u{b}",
+            "\u{7f}",
+        ];
+        for s in samples {
+            assert_eq!(strip(s), unicode::strip(s), "{s:?}");
+        }
     }
 
     #[test]
