@@ -1947,8 +1947,11 @@ mod tests {
         }
     }
 
-    /// (name, depth, text) of each tag, the body and the text's length.
-    fn tree_summary(tree: &Tree<'_>) -> (Vec<(u32, u32, String)>, Option<(u32, u32)>, usize) {
+    /// (name, depth, text) of each tag.
+    type Tags = Vec<(u32, u32, String)>;
+
+    /// The tags, the body and the text's length.
+    fn tree_summary(tree: &Tree<'_>) -> (Tags, Option<(u32, u32)>, usize) {
         let tags = tree
             .nodes
             .iter()
