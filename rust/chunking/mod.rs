@@ -262,17 +262,15 @@ fn split_html<L: LengthFunction>(
     };
     let splitter = RecursiveSplitter::open_notebook(sizes.chunk_size, sizes.chunk_overlap)?;
     let headers = html::open_notebook_headers();
-    let sections = html::HtmlHeaderSplitter::new(headers, false)?.split(text)?;
-    let mut ranges = Vec::with_capacity(sections.len());
-    for section in sections {
-        let start = out.rebuilt.len();
-        out.rebuilt.push_str(&section.content);
-        ranges.push(markdown::SectionSpan {
-            range: start..out.rebuilt.len(),
+    let ranges = html::HtmlHeaderSplitter::new(headers, false)?
+        .split_into(text, &mut out.rebuilt)?
+        .into_iter()
+        .map(|range| markdown::SectionSpan {
+            range,
             paragraph_breaks: true,
             ascii: false,
-        });
-    }
+        })
+        .collect();
     split_sections::<str, L>(&mut out, ranges, &splitter, sizes, length);
     finish(&mut out, text, sizes, length);
     Ok(out)

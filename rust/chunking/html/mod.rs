@@ -40,6 +40,7 @@ mod tokenizer;
 mod tree;
 
 use std::cmp::Ordering;
+use std::ops::Range;
 
 use super::Section;
 use crate::error::{Error, Result};
@@ -151,6 +152,13 @@ struct HeaderTag {
     name: usize,
 }
 
+/// A document of the walk: its text's range in the output, and its headers
+/// as (index into `HtmlHeaderSplitter::names`, range of their text).
+struct Span {
+    range: Range<usize>,
+    metadata: Vec<(usize, Range<usize>)>,
+}
+
 /// langchain's `HTMLHeaderTextSplitter`.
 #[derive(Clone, Debug)]
 pub struct HtmlHeaderSplitter {
@@ -160,10 +168,11 @@ pub struct HtmlHeaderSplitter {
     return_each_element: bool,
 }
 
-/// A header in force: `active_headers[name] = (text, level, dom_depth)`.
+/// A header in force: `active_headers[name] = (text, level, dom_depth)`,
+/// its text a range of the walk's output.
 struct Active {
     name: usize,
-    text: String,
+    text: Range<usize>,
     header: usize,
     depth: u32,
 }
@@ -201,13 +210,44 @@ impl HtmlHeaderSplitter {
 
     /// `split_text(html)`: `(page_content, metadata)` of each document.
     pub fn split(&self, html: &str) -> Result<Vec<Section>> {
+        let mut text = String::new();
+        let spans = self.walk(html, &mut text, true)?;
+        let piece = |r: &Range<usize>| text.get(r.clone()).unwrap_or_default().to_string();
+        Ok(spans
+            .iter()
+            .map(|s| Section {
+                content: piece(&s.range),
+                metadata: s
+                    .metadata
+                    .iter()
+                    .map(|(name, r)| (self.names[*name].clone(), piece(r)))
+                    .collect(),
+            })
+            .collect())
+    }
+
+    /// The documents' texts appended to `out`, one after the other, and
+    /// their ranges there (increasing and adjacent); no metadata.
+    ///
+    /// Why: `chunk_text` drops the metadata and splits the texts again; made
+    /// straight into the buffer it splits, they cost one copy out of the
+    /// tree, no string each and no copies of the headers.
+    pub fn split_into(&self, html: &str, out: &mut String) -> Result<Vec<Range<usize>>> {
+        let spans = self.walk(html, out, false)?;
+        Ok(spans.into_iter().map(|s| s.range).collect())
+    }
+
+    /// The walk of `_generate_documents`: each document's text is written
+    /// to `out`, and its headers, when `with_metadata`, are ranges of `out`
+    /// (the text of the header tag that set them).
+    fn walk(&self, html: &str, out: &mut String, with_metadata: bool) -> Result<Vec<Span>> {
         if u32::try_from(html.len()).is_err() {
             // Tags and strings are counted in `u32`.
             return Err(Error::UnsupportedText(
                 "HTML text of 4 GiB or more is not supported".into(),
             ));
         }
-        let mut tokenizer = Tokenizer::new(html, Tree::new(html.len()));
+        let mut tokenizer = Tokenizer::new(html, Tree::new(html));
         tokenizer.run()?;
         let mut tree = tokenizer.sink;
         tree.finish();
@@ -228,11 +268,21 @@ impl HtmlHeaderSplitter {
             None => (0, tree.nodes.len()),
         };
 
-        let mut out = Vec::new();
+        // At most the strings and a separator (" " or "  \n") before each:
+        // no growth while writing.
+        out.reserve(tree.piece_bytes + 3 * tree.pieces.len());
+        let mut spans = Vec::new();
         let mut active: Vec<Active> = Vec::new();
-        let mut chunk = String::new();
-        let mut node_text = String::new();
+        // Where the running chunk starts in `out`, when one is open. A tag's
+        // text is never empty, so an open chunk is never empty either.
+        let mut chunk: Option<usize> = None;
         let each = self.return_each_element;
+        let metadata = |active: &[Active]| -> Vec<(usize, Range<usize>)> {
+            if !with_metadata {
+                return Vec::new();
+            }
+            active.iter().map(|a| (a.name, a.text.clone())).collect()
+        };
 
         for node in tree.nodes.get(start..end).unwrap_or(&[]) {
             if node.first == u32::MAX {
@@ -243,38 +293,43 @@ impl HtmlHeaderSplitter {
                 .copied()
                 .unwrap_or(u32::MAX);
             if header == u32::MAX {
-                active.retain(|a| node.depth >= a.depth);
+                // Most tags sit under every active header: no rewrite then.
+                if active.iter().any(|a| node.depth < a.depth) {
+                    active.retain(|a| node.depth >= a.depth);
+                }
                 if !each {
                     // The usual case: straight into the chunk.
-                    if !chunk.is_empty() {
-                        chunk.push_str("  \n");
+                    match chunk {
+                        Some(_) => out.push_str("  \n"),
+                        None => chunk = Some(out.len()),
                     }
-                    tree.write_text(node, &mut chunk);
+                    tree.write_text(node, out);
                     continue;
                 }
-            }
-            node_text.clear();
-            tree.write_text(node, &mut node_text);
-            if header == u32::MAX {
-                out.push(Section {
-                    content: std::mem::take(&mut node_text),
-                    metadata: self.metadata(&active),
+                let from = out.len();
+                tree.write_text(node, out);
+                spans.push(Span {
+                    range: from..out.len(),
+                    metadata: metadata(&active),
                 });
                 continue;
             }
             let header = header as usize;
-            if !each && !chunk.is_empty() {
-                out.push(Section {
-                    content: std::mem::take(&mut chunk),
-                    metadata: self.metadata(&active),
+            if let Some(from) = chunk.take() {
+                spans.push(Span {
+                    range: from..out.len(),
+                    metadata: metadata(&active),
                 });
             }
+            let from = out.len();
+            tree.write_text(node, out);
+            let text = from..out.len();
             let level = &self.headers[header].level;
             active.retain(|a| self.headers[a.header].level < *level);
             let name = self.headers[header].name;
             let entry = Active {
                 name,
-                text: node_text.clone(),
+                text: text.clone(),
                 header,
                 depth: node.depth,
             };
@@ -282,25 +337,18 @@ impl HtmlHeaderSplitter {
                 Some(a) => *a = entry,
                 None => active.push(entry),
             }
-            out.push(Section {
-                content: std::mem::take(&mut node_text),
-                metadata: self.metadata(&active),
+            spans.push(Span {
+                range: text,
+                metadata: metadata(&active),
             });
         }
-        if !each && !chunk.is_empty() {
-            out.push(Section {
-                content: chunk,
-                metadata: self.metadata(&active),
+        if let Some(from) = chunk {
+            spans.push(Span {
+                range: from..out.len(),
+                metadata: metadata(&active),
             });
         }
-        Ok(out)
-    }
-
-    fn metadata(&self, active: &[Active]) -> Vec<(String, String)> {
-        active
-            .iter()
-            .map(|a| (self.names[a.name].clone(), a.text.clone()))
-            .collect()
+        Ok(spans)
     }
 }
 

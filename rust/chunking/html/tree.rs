@@ -7,6 +7,11 @@
 //! keeps its depth (its number of parents, the `BeautifulSoup` object
 //! included) and the list of its direct strings, already stripped; strings
 //! that strip to nothing are dropped, since the splitter drops them too.
+//!
+//! A string made of one run of the source (text between two tags, the usual
+//! case) is kept as that range of the source rather than copied: only
+//! strings with references, markup declarations or pieces from several
+//! places are written into the tree's own buffer.
 
 use std::collections::HashMap;
 
@@ -42,6 +47,23 @@ pub(crate) struct Piece {
     pub start: usize,
     pub end: usize,
     pub next: u32,
+    /// A range of the source, else of `Tree::text`.
+    pub in_source: bool,
+}
+
+/// `str.strip()`, without the call when both ends are ASCII and no space.
+///
+/// Why: most strings are a word or more of text (nothing to strip) or a
+/// line break between two tags; `unicode::strip`'s two calls were 5% of
+/// the instructions of HTML chunking.
+#[inline(always)]
+fn strip(raw: &str) -> &str {
+    let kept = |b: u8| b < 0x80 && !matches!(b, b'\t'..=b'\r' | 0x1c..=b' ');
+    let b = raw.as_bytes();
+    match (b.first(), b.last()) {
+        (Some(&first), Some(&last)) if kept(first) && kept(last) => raw,
+        _ => unicode::strip(raw),
+    }
 }
 
 /// Tag names to small integers.
@@ -135,15 +157,22 @@ impl Names {
 }
 
 /// The parse tree, as far as the splitter needs it.
-pub(crate) struct Tree {
+pub(crate) struct Tree<'a> {
+    /// The document the tokenizer reads.
+    src: &'a str,
     pub names: Names,
     /// Node 0 is the `BeautifulSoup` object itself.
     pub nodes: Vec<Node>,
     pub pieces: Vec<Piece>,
-    /// The text of all pieces.
+    /// The text of the pieces not in the source.
     pub text: String,
     /// Start of the data not yet made into a string (`current_data`).
     pending: usize,
+    /// The data not yet made into a string when it is one range of the
+    /// source (then none is in `text` after `pending`).
+    pending_source: Option<(usize, usize)>,
+    /// The total length of the pieces.
+    pub piece_bytes: usize,
     /// Open tags; `stack[0]` is the document.
     stack: Vec<u32>,
     /// `open_tag_counter`, by name id.
@@ -155,8 +184,10 @@ pub(crate) struct Tree {
     body_open: bool,
 }
 
-impl Tree {
-    pub(crate) fn new(capacity_hint: usize) -> Self {
+impl<'a> Tree<'a> {
+    /// The tree of `src`, whose ranges [`Sink::source_data`] gives.
+    pub(crate) fn new(src: &'a str) -> Self {
+        let capacity_hint = src.len();
         let names = Names::new();
         let n = names.len();
         let mut nodes = Vec::with_capacity(capacity_hint / 64 + 1);
@@ -167,11 +198,15 @@ impl Tree {
             last: NONE,
         });
         Tree {
+            src,
             names,
             nodes,
             pieces: Vec::with_capacity(capacity_hint / 64 + 1),
-            text: String::with_capacity(capacity_hint / 2),
+            // Most text stays in the source.
+            text: String::with_capacity(capacity_hint / 64),
             pending: 0,
+            pending_source: None,
+            piece_bytes: 0,
             stack: vec![0],
             open: vec![0; n],
             closed_void: vec![0; n],
@@ -198,25 +233,38 @@ impl Tree {
     /// Its surrounding whitespace stays in `text`, outside the piece.
     #[inline]
     fn end_data(&mut self) {
-        if self.text.len() == self.pending {
-            return;
-        }
-        let raw = &self.text[self.pending..];
-        let stripped = unicode::strip(raw);
-        if stripped.is_empty() {
-            self.text.truncate(self.pending);
-            return;
-        }
-        let start = self.pending + (stripped.as_ptr() as usize - raw.as_ptr() as usize);
-        let end = start + stripped.len();
-        self.text.truncate(end);
-        self.pending = end;
+        let (start, end, in_source) = if let Some((from, to)) = self.pending_source.take() {
+            let raw = self.src.get(from..to).unwrap_or_default();
+            let stripped = strip(raw);
+            if stripped.is_empty() {
+                return;
+            }
+            let start = from + (stripped.as_ptr() as usize - raw.as_ptr() as usize);
+            (start, start + stripped.len(), true)
+        } else {
+            if self.text.len() == self.pending {
+                return;
+            }
+            let raw = &self.text[self.pending..];
+            let stripped = strip(raw);
+            if stripped.is_empty() {
+                self.text.truncate(self.pending);
+                return;
+            }
+            let start = self.pending + (stripped.as_ptr() as usize - raw.as_ptr() as usize);
+            let end = start + stripped.len();
+            self.text.truncate(end);
+            self.pending = end;
+            (start, end, false)
+        };
+        self.piece_bytes += end - start;
         let node = *self.stack.last().unwrap_or(&0) as usize;
         let idx = self.pieces.len() as u32;
         self.pieces.push(Piece {
             start,
             end,
             next: NONE,
+            in_source,
         });
         if let Some(nd) = self.nodes.get_mut(node) {
             if nd.last == NONE {
@@ -268,8 +316,23 @@ impl Tree {
                 out.push(' ');
             }
             first = false;
-            out.push_str(&self.text[piece.start..piece.end]);
+            let text = if piece.in_source {
+                self.src
+            } else {
+                &self.text
+            };
+            out.push_str(text.get(piece.start..piece.end).unwrap_or_default());
             p = piece.next;
+        }
+    }
+
+    /// Moves pending data that is a range of the source into `text`, so
+    /// that more can be appended to it.
+    #[inline]
+    fn spill(&mut self) {
+        if let Some((from, to)) = self.pending_source.take() {
+            self.text
+                .push_str(self.src.get(from..to).unwrap_or_default());
         }
     }
 
@@ -282,10 +345,28 @@ impl Tree {
     }
 }
 
-impl Sink for Tree {
+impl Sink for Tree<'_> {
     #[inline]
     fn data(&mut self, text: &str) {
+        self.spill();
         self.text.push_str(text);
+    }
+
+    #[inline]
+    fn source_data(&mut self, from: usize, to: usize, text: &str) {
+        if self.text.len() != self.pending {
+            self.text.push_str(text);
+            return;
+        }
+        self.pending_source = match self.pending_source {
+            None => Some((from, to)),
+            Some((start, end)) if end == from => Some((start, to)),
+            Some(_) => {
+                self.spill();
+                self.text.push_str(text);
+                None
+            }
+        };
     }
 
     fn start_tag(&mut self, name: &str, self_closing: bool) {
@@ -340,7 +421,7 @@ mod tests {
     use super::*;
 
     /// (name, depth, text) of each tag, in creation order.
-    fn tags(tree: &Tree) -> Vec<(String, u32, String)> {
+    fn tags(tree: &Tree<'_>) -> Vec<(String, u32, String)> {
         let mut names = vec![String::new(); tree.names.len()];
         for (name, &id) in &tree.names.long {
             names[id as usize] = name.to_string();
@@ -366,7 +447,7 @@ mod tests {
 
     #[test]
     fn strings_merge_until_the_next_event() {
-        let mut t = Tree::new(0);
+        let mut t = Tree::new("");
         t.data(" a");
         t.data("b ");
         t.start_tag("p", false);
@@ -381,7 +462,7 @@ mod tests {
 
     #[test]
     fn end_tags_pop_to_the_latest_open_tag_of_that_name() {
-        let mut t = Tree::new(0);
+        let mut t = Tree::new("");
         for name in ["div", "p", "b"] {
             t.start_tag(name, false);
         }
@@ -403,7 +484,7 @@ mod tests {
 
     #[test]
     fn void_tags_close_at_once_and_swallow_one_end_tag() {
-        let mut t = Tree::new(0);
+        let mut t = Tree::new("");
         t.start_tag("br", false);
         t.start_tag("br", true);
         t.data("a");
@@ -424,7 +505,7 @@ mod tests {
 
     #[test]
     fn body_is_the_first_one_and_its_subtree() {
-        let mut t = Tree::new(0);
+        let mut t = Tree::new("");
         t.start_tag("html", false);
         t.start_tag("body", false);
         t.start_tag("p", false);
@@ -434,11 +515,34 @@ mod tests {
         t.start_tag("p", false);
         t.finish();
         assert_eq!(t.body, Some((2, 5)));
-        let mut t = Tree::new(0);
+        let mut t = Tree::new("");
         t.start_tag("body", false);
         t.start_tag("p", false);
         t.finish();
         assert_eq!(t.body, Some((1, 3)));
+    }
+
+    #[test]
+    fn strip_is_str_strip() {
+        let samples = [
+            "",
+            " ",
+            "\n",
+            "a",
+            " a",
+            "a ",
+            " a b ",
+            "\u{1c}a\u{1f}",
+            "\u{a0}a\u{3000}",
+            "a\u{85}",
+            "\u{e9}",
+            "\u{e9} ",
+            "x\u{b}",
+            "\u{7f}",
+        ];
+        for s in samples {
+            assert_eq!(strip(s), unicode::strip(s), "{s:?}");
+        }
     }
 
     #[test]
