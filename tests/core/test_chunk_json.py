@@ -106,6 +106,17 @@ def test_corpus_texts_as_json() -> None:
         check_json(json.dumps(doc, ensure_ascii=False), 500)
 
 
+def test_a_bare_last_part_never_pushes_a_long_string_over_the_maximum() -> None:
+    # The cut lands inside the last surrogate pair and moves to its end,
+    # leaving `\"` alone: merged into the part before, it would be 101
+    # characters; the cut moves back one escape instead.
+    doc = [{"000000": "0\x1f\x1f\x1f\x07" + "\U00010000" * 5 + '"'}]
+    check_json(json.dumps(doc), 100)
+    parts = chunk(json.dumps(doc), "json", chunk_size=100)
+    assert len(parts) == 2
+    assert all(len(c.text) <= 100 for c in parts)
+
+
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=30),
     lambda inner: (

@@ -455,16 +455,50 @@ impl<L: LengthFunction<str>> Chunker<'_, L> {
         cuts.sort_unstable();
         cuts.dedup();
         // A part without a letter or digit goes with the part before it
-        // (the first with the one after it).
+        // (the first with the one after it) when the two fit together;
+        // otherwise the cut moves, a character or an escape at a time,
+        // into the larger part until the small one holds a letter or digit,
+        // as long as it fits: no part exceeds the hard maximum.
+        let fits = |a: usize, b: usize| {
+            self.fits(
+                &format!("{prefix}\"{}\"{suffix}", &self.source[a..b]),
+                self.max,
+            )
+        };
         let mut k = 1;
         while k + 1 < cuts.len() {
-            let before = &self.source[cuts[k - 1]..cuts[k]];
-            let after = &self.source[cuts[k]..cuts[k + 1]];
-            if !has_word_char(after) || (k == 1 && !has_word_char(before)) {
-                cuts.remove(k);
-            } else {
+            let (low, high) = (cuts[k - 1], cuts[k + 1]);
+            let first_bare = k == 1 && !has_word_char(&self.source[low..cuts[k]]);
+            if !first_bare && has_word_char(&self.source[cuts[k]..high]) {
                 k += 1;
+                continue;
             }
+            if fits(low, high) {
+                cuts.remove(k);
+                continue;
+            }
+            let mut cut = cuts[k];
+            loop {
+                let moved = if first_bare {
+                    unit_after(self.source, &escapes, cut)
+                } else {
+                    unit_before(self.source, &escapes, cut)
+                };
+                let small = if first_bare {
+                    (low, moved)
+                } else {
+                    (moved, high)
+                };
+                if moved <= low || moved >= high || !fits(small.0, small.1) {
+                    break;
+                }
+                cut = moved;
+                if has_word_char(&self.source[small.0..small.1]) {
+                    break;
+                }
+            }
+            cuts[k] = cut;
+            k += 1;
         }
         for (part, w) in cuts.windows(2).enumerate() {
             let piece = &self.source[w[0]..w[1]];
@@ -489,6 +523,30 @@ struct Item<'a> {
     child_path: String,
     tree: &'a Tree,
     key: Option<&'a str>,
+}
+
+/// The start of the character or escape of a string literal that ends at
+/// `at`.
+fn unit_before(source: &str, escapes: &[Range<usize>], at: usize) -> usize {
+    match escapes.iter().find(|e| e.end == at) {
+        Some(e) => e.start,
+        None => source
+            .get(..at)
+            .and_then(|s| s.char_indices().next_back())
+            .map_or(at, |(i, _)| i),
+    }
+}
+
+/// The end of the character or escape of a string literal that starts at
+/// `at`.
+fn unit_after(source: &str, escapes: &[Range<usize>], at: usize) -> usize {
+    match escapes.iter().find(|e| e.start == at) {
+        Some(e) => e.end,
+        None => source
+            .get(at..)
+            .and_then(|s| s.chars().next())
+            .map_or(at, |c| at + c.len_utf8()),
+    }
 }
 
 /// The byte ranges of the escapes of a string literal's inside.
