@@ -21,6 +21,7 @@ import pytest
 from fastnotebook.bench import report
 from fastnotebook.bench.methods import OPEN_NOTEBOOK_HEAD
 from fastnotebook.bench.metrics import SizeStats
+from fastnotebook.bench.records import HEADLINE_CASES, RecordResult, cases
 from fastnotebook.bench.runner import (
     ChunkingResult,
     PoolingResult,
@@ -83,6 +84,19 @@ def fake_report() -> Report:
             "fastnotebook mean_pool_embeddings (lists)", "10 x 8 x 768 float lists", 25.0, 1.2, 4.0
         ),
     ]
+    records = [
+        RecordResult(
+            "markdown, 400 tokens", "fastnotebook chunk", 10, 2.0, 60.0, "50-70", 100, 30.0
+        ),
+        RecordResult(
+            "markdown, 400 tokens", "fastnotebook chunk_many (all cores)", 10, 2.0, 110.0, "", 100
+        ),
+        RecordResult("markdown, 400 tokens", "slow peer", 10, 2.0, 1.0, "1-1", 90),
+        RecordResult("markdown, 400 tokens", "fast peer", 10, 2.0, 2.0, "2-2", 95),
+        # Not a headline case: only in the full table.
+        RecordResult("json, 1000 chars", "fastnotebook chunk", 10, 2.0, 60.0, "50-70", 100, 5.0),
+        RecordResult("json, 1000 chars", "peer", 10, 2.0, 12.0, "12-12", 100),
+    ]
     return Report(
         corpus="fake corpus",
         environment={"cpu": "Test CPU", "cores": 2, "python": "3.11.7"},
@@ -90,6 +104,7 @@ def fake_report() -> Report:
         chunking=chunking,
         tokens=tokens,
         pooling=pooling,
+        records=records,
     )
 
 
@@ -131,6 +146,13 @@ def test_headline_rows_compare_with_the_original_and_the_fastest_peer() -> None:
     assert bulk[1] == "share of wall time: model 99.0%, database 5.0%, fastnotebook 0.01%"
     # Content types the run did not measure get no row.
     assert not any(task.startswith("chunk_text, plain text") for task in by_task)
+    records = by_task["chunk records, markdown, 400 tokens"]
+    assert records[1:5] == ["60 MB/s", "-", "-", "fast peer: 2.0 MB/s (30.0x)"]
+    assert not any(task.startswith("chunk records, json") for task in by_task)
+
+
+def test_the_headline_record_cases_are_cases_of_the_benchmark() -> None:
+    assert set(HEADLINE_CASES) <= {case.name for case in cases()}
 
 
 def test_chunking_rows_give_the_token_pass_ratio_of_our_rows_in_tokens() -> None:

@@ -39,6 +39,16 @@ class RecordResult:
     embedding_share: float | None = None
 
 
+#: The cases the README's headline table shows (the full table has them all).
+HEADLINE_CASES = (
+    "recursive, 1000 chars, overlap 100",
+    "sentence, 256 tokens",
+    "recursive, 256 tokens, overlap 32",
+    "token, 512 tokens, overlap 64",
+    "markdown, 400 tokens",
+)
+
+
 @dataclass
 class Case:
     name: str

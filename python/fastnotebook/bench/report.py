@@ -15,7 +15,7 @@ from typing import Any
 from fastnotebook.bench.corpus import KINDS
 from fastnotebook.bench.methods import OPEN_NOTEBOOK_HEAD
 from fastnotebook.bench.notes import NOTES_HEADER, notes_rows
-from fastnotebook.bench.records import RecordResult
+from fastnotebook.bench.records import HEADLINE_CASES, RecordResult
 from fastnotebook.bench.runner import ChunkingResult, PoolingResult, Report, TokenResult
 
 
@@ -373,6 +373,7 @@ def headline_rows(report: Report, pipeline: dict[str, Any] | None = None) -> lis
                     _fmt(ours.ratio_to_token_pass, ".2f", "x"),
                 ]
             )
+    rows += _record_headline_rows(report.records)
     for encoding in sorted({r.encoding for r in report.tokens}, reverse=True):
         ours_t = [
             r for r in report.tokens if r.encoding == encoding and r.method.endswith("token_count")
@@ -436,6 +437,32 @@ def headline_rows(report: Report, pipeline: dict[str, Any] | None = None) -> lis
                 "-",
                 "-",
                 "-",
+                "-",
+                "-",
+            ]
+        )
+    return rows
+
+
+def _record_headline_rows(results: list[RecordResult]) -> list[list[str]]:
+    """``chunk`` records, one thread, against the fastest peer of each of the
+    headline cases (there is no original to compare with)."""
+    rows = []
+    for case in HEADLINE_CASES:
+        same = [r for r in results if r.case == case]
+        ours = next((r for r in same if r.method == "fastnotebook chunk"), None)
+        peers = [r for r in same if not r.method.startswith("fastnotebook")]
+        fastest = max(peers, key=lambda r: r.mbs, default=None)
+        if ours is None or fastest is None:
+            continue
+        ratio = ours.mbs / max(fastest.mbs, 1e-9)
+        rows.append(
+            [
+                f"chunk records, {case}",
+                _mbs(ours.mbs),
+                "-",
+                "-",
+                f"{fastest.method}: {_mbs(fastest.mbs)} ({ratio:.1f}x)",
                 "-",
                 "-",
             ]
