@@ -258,6 +258,29 @@ def test_chunk_text_edge_cases() -> None:
     assert chunking.ContentType is importlib.import_module("fastnotebook.chunking").ContentType
 
 
+def test_whitespace_only_text_gives_no_chunks_as_the_originals_strip() -> None:
+    # The wrapper leaves the whitespace check of a str to Rust: every
+    # character Python's `str.strip` removes, alone, repeated and mixed,
+    # under each content type, and text with one other character, as the
+    # original's `if not text or not text.strip()`.
+    spaces = [chr(c) for c in range(0x110000) if chr(c).isspace()]
+    texts = [*spaces, "".join(spaces), "".join(spaces) * 300, " \u200b ", "\x00", " \u00ad\n"]
+    for text in texts:
+        expected = [] if not text.strip() else None
+        for ct in (None, *chunking.ContentType):
+            got = chunking.chunk_text(text, ct)
+            if expected is not None:
+                assert got == expected, (text, ct)
+            else:
+                assert got, (text, ct)
+    # Other types keep the original's check (and its errors past it).
+    assert chunking.chunk_text(b"  \n") == []  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        chunking.chunk_text(b"bytes " * 400)  # type: ignore[arg-type]
+    with pytest.raises(AttributeError):
+        chunking.chunk_text(42)  # type: ignore[arg-type]
+
+
 def test_content_type_detection_follows_the_extension_table() -> None:
     for ext, kind in chunking._EXTENSION_TO_CONTENT_TYPE.items():
         assert chunking.detect_content_type_from_extension(f"x{ext.upper()}") is kind
