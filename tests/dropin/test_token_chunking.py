@@ -32,7 +32,11 @@ def clean_config(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     chunking.set_chunking_config(None)
     chunking._token_sizes_from_env.cache_clear()
     yield
+    # The environment as it was before the test, then the configuration read
+    # from it: read before the undo, a test's variables would outlive it.
+    monkeypatch.undo()
     chunking.set_chunking_config(None)
+    chunking._token_sizes_from_env.cache_clear()
 
 
 @pytest.fixture(scope="module", autouse=True)
