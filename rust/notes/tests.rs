@@ -196,6 +196,34 @@ fn overlap_never_starts_inside_code() {
     }
 }
 
+/// CPU time of this thread: unlike the wall clock, not stretched by other
+/// processes on a loaded machine.
+fn thread_cpu_time() -> std::time::Duration {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid, writable timespec for the call's duration.
+    let status = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    assert_eq!(status, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    std::time::Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
+}
+
+#[test]
+fn thread_cpu_time_counts_work_not_sleep() {
+    let before = thread_cpu_time();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let slept = thread_cpu_time() - before;
+    let mut x = 0u64;
+    let busy_from = std::time::Instant::now();
+    while busy_from.elapsed() < std::time::Duration::from_millis(50) {
+        x = std::hint::black_box(x.wrapping_add(1));
+    }
+    let busy = thread_cpu_time() - before - slept;
+    assert!(slept < std::time::Duration::from_millis(100), "{slept:?}");
+    assert!(busy > std::time::Duration::ZERO, "{busy:?}");
+}
+
 #[test]
 fn hostile_inputs_are_linear_and_safe() {
     let tokenizer = Encoding::O200kBase.tokenizer();
@@ -213,14 +241,14 @@ fn hostile_inputs_are_linear_and_safe() {
         "| a |\n|---|\n".to_string() + &"| b |\n".repeat(20_000),
     ];
     for text in &inputs {
-        let started = std::time::Instant::now();
+        let started = thread_cpu_time();
         let st = scan::structure(text);
         let _ = scan::links(&st, &[]);
         let planned = plan::plan(text, &st, LIMITS, 50, tokenizer);
         assert_tiles(text, &planned);
         // Quadratic work on inputs of this size would take minutes.
         assert!(
-            started.elapsed().as_secs() < 30,
+            (thread_cpu_time() - started).as_secs() < 30,
             "too slow: {:?}",
             &text[..20]
         );
