@@ -19,8 +19,10 @@
 //! - the count path builds no token vectors;
 //! - the pre-tokenizers are hand-written, with ASCII fast paths; runs of
 //!   ASCII letters are read eight bytes at a time;
+//! - pieces of 2 bytes are counted from a bitmap of the token pairs (8 KB,
+//!   in the L1 cache);
 //! - pieces of 3-16 bytes are looked up first in per-thread front tables of
-//!   piece -> count (2 MB, one huge page, in the core's L2 cache; `cache.rs`),
+//!   piece -> count (2 MB, one huge page; `cache.rs`),
 //!   which hold tokens and merged pieces alike; on a miss, the piece is
 //!   looked up whole in the rank table (about 93% of the pieces of real text
 //!   are tokens), which lies on 2 MB pages (`pages.rs`), and merged if it is
@@ -159,8 +161,7 @@ impl Tokenizer {
         if let [a, b, c] = *piece {
             // Not a token: its lower-ranked pair merges if either is a token,
             // and the result cannot merge with the third byte.
-            let pairs = (v.pair_rank(a, b) != vocab::NO_RANK) as usize
-                | (v.pair_rank(b, c) != vocab::NO_RANK) as usize;
+            let pairs = v.is_pair(a, b) as usize | v.is_pair(b, c) as usize;
             return 3 - pairs;
         }
         let h = k.hash;
@@ -235,7 +236,7 @@ impl Tokenizer {
                     0 => 0,
                     1 => 1,
                     // Two bytes: one token, or two that cannot merge.
-                    2 => 1 + (v.pair_rank(b[s], b[s + 1]) == vocab::NO_RANK) as usize,
+                    2 => 2 - v.is_pair(b[s], b[s + 1]) as usize,
                     len => {
                         let front = match cache.as_deref_mut() {
                             Some(c) if len <= cache::MAX_FRONT => {

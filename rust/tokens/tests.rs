@@ -417,3 +417,16 @@ fn token_windows_are_the_bytes_of_id_windows() {
         }
     }
 }
+
+/// The pair bitmap says what the pair-rank table says, for every pair.
+#[test]
+fn pair_bits_are_the_pair_ranks() {
+    for enc in Encoding::ALL {
+        let v = enc.tokenizer().vocab();
+        for a in 0..=255u8 {
+            for b in 0..=255u8 {
+                assert_eq!(v.is_pair(a, b), v.pair_rank(a, b) != vocab::NO_RANK);
+            }
+        }
+    }
+}
