@@ -104,6 +104,11 @@ pub trait Splittable:
         None
     }
 
+    /// The text as UTF-8 when that is its form (a `str`), else `None`.
+    fn as_utf8(&self) -> Option<&str> {
+        None
+    }
+
     /// The text up to its `n`-th code point (all of it when shorter).
     fn char_prefix(&self, n: usize) -> &Self;
 
@@ -193,6 +198,10 @@ impl Splittable for str {
 
     fn ascii_bytes(&self) -> Option<&[u8]> {
         self.is_ascii().then_some(self.as_bytes())
+    }
+
+    fn as_utf8(&self) -> Option<&str> {
+        Some(self)
     }
 
     fn char_prefix(&self, n: usize) -> &str {

@@ -553,6 +553,9 @@ mod tests {
     fn start_tag_edge_cases() {
         assert_eq!(contents("<a href='x>y'>t</a><a b='x>u"), ["<a b='x>u  \nt"]);
         assert_eq!(contents("<a b= 'x>t"), ["t"]);
+        // `=+\s*` then a value `/`: no self-closing tag (BeautifulSoup's
+        // output).
+        assert_eq!(contents("<p>a<b v== />c</b>d</p>"), ["a d  \nc"]);
         assert_eq!(contents("<a b=='x>t"), ["t"]);
         assert_eq!(contents("<a\u{0}b>c"), ["<a\u{0}b>c"]);
         // Tag names end only at ASCII \t\n\r\f, space, / and >.

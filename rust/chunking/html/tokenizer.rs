@@ -1039,7 +1039,8 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
     /// bytes of ASCII, of the form
     /// `<NAME (WS+ ATTR (= ('...'|"..."|BARE))?)* WS* /? >` with NAME of
     /// [`F_NAME`], WS of [`F_WS`], ATTR of [`F_ATTR`] and BARE of [`F_VALUE`]
-    /// bytes (quoted values may hold anything but their quote).
+    /// bytes not starting with `=` (`=+` takes those; quoted values may hold
+    /// anything but their quote).
     ///
     /// On these, `general_starttag` gives the same answer without any
     /// backtracking: each attribute ends where its simple form does, and
@@ -1089,7 +1090,13 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
                         p += 1;
                     }
                     if b.get(p) == Some(&b'=') {
-                        p += 1;
+                        // `=+` takes every `=`, then `\s*` the spaces after
+                        // them, and the value may start with `/` there
+                        // (`<a v== />` is no self-closing tag): a space
+                        // leaves the tag to the general rules, below.
+                        while b.get(p) == Some(&b'=') {
+                            p += 1;
+                        }
                         match *b.get(p)? {
                             quote @ (b'"' | b'\'') => {
                                 p = find2(b, p + 1, quote, quote)? + 1;
@@ -1774,9 +1781,12 @@ mod tests {
         // A bare value takes the `/`.
         assert_eq!(simple("<a b=c/>"), tag(2, 8, false));
         assert_eq!(simple("<a b==c d>"), tag(2, 10, false));
+        assert_eq!(simple("<a b==\"/>\" d>"), tag(2, 13, false));
         // The general rules decide these.
         for html in [
             "<a b= c>",
+            "<a b== />",
+            "<a b==>",
             "<a b=>",
             "<a b=\"x\"c>",
             "<a / >",
