@@ -110,6 +110,9 @@ _EXTENSION_TO_CONTENT_TYPE: dict[str, ContentType] = {
 
 
 def _content_type_value(content_type: Any) -> str | None:
+    # The common case first, without the enum's `value` property.
+    if type(content_type) is ContentType:
+        return content_type._value_
     if content_type is None:
         return None
     if isinstance(content_type, ContentType):
@@ -143,10 +146,8 @@ def chunk_text(
         return []
     chunks, split_as, _ = _core.chunk_text(
         text,
-        content_type._value_
-        if type(content_type) is ContentType
-        else _content_type_value(content_type),
-        None if file_path is None else _path_str(file_path),
+        _content_type_value(content_type),
+        _path_str(file_path),
         CHUNK_SIZE,
         CHUNK_OVERLAP,
         "tokens",
