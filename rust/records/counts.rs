@@ -57,11 +57,12 @@ impl<'a> SourceTokens<'a> {
         let mut starts = vec![0u64; words];
         let mut extra = vec![0u64; words];
         // The bits of the current word are kept in the closure's state and
-        // stored when the pieces reach the next word (every 64 bytes). With
+        // stored when the pieces reach the next word (every 64 bytes):
         // a read-modify-write of the vectors for each piece, through the
-        // closure's captures, the pass took 1.07-1.11x the samples of
-        // `Tokenizer::count` over the same documents in one profile; 0.96-
-        // 1.01x this way (most pieces are one token: only their start bit).
+        // closure's captures, made this pass measurably slower than
+        // `Tokenizer::count` over the same text (most pieces are one token:
+        // only their start bit). `benches/bench_records_cpu.py --passes N`
+        // under perf compares the two.
         let mut prev = 0usize;
         let mut word = 0usize;
         let mut word_starts = 0u64;
