@@ -46,7 +46,7 @@ def child(vault: Path, data_dir: Path, model: str) -> None:
     from fastnotebook.app.ai import model_manager
     from fastnotebook.app.database import DatabaseSettings, open_database
     from fastnotebook.app.pipeline import fake_model
-    from fastnotebook.notes.store import import_vault
+    from fastnotebook.app.vault.store import import_vault
 
     if model == "fake":
         model_manager.configure_embedding_model(fake_model.FAKE_PROVIDER, config={"dimension": 384})

@@ -41,11 +41,11 @@ MODULES = (
     "fastnotebook.errors",
     "fastnotebook.notes",
     # Note vaults in the database (the app extra).
-    "fastnotebook.notes.store",
-    "fastnotebook.notes.export",
-    "fastnotebook.notes.audit",
-    "fastnotebook.notes.search",
-    "fastnotebook.notes.qdrant",
+    "fastnotebook.app.vault.store",
+    "fastnotebook.app.vault.export",
+    "fastnotebook.app.vault.audit",
+    "fastnotebook.app.vault.search",
+    "fastnotebook.app.vault.qdrant",
 )
 
 MARKER = "<!-- api:begin -->"

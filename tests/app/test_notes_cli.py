@@ -23,10 +23,10 @@ from fastnotebook.app.ai import model_manager
 from fastnotebook.app.cli import main
 from fastnotebook.app.database import DatabaseSettings, open_database
 from fastnotebook.app.pipeline import fake_model
+from fastnotebook.app.vault.audit import audit_vault
+from fastnotebook.app.vault.export import export_vault
+from fastnotebook.app.vault.store import import_vault
 from fastnotebook.notes import read_vault
-from fastnotebook.notes.audit import audit_vault
-from fastnotebook.notes.export import export_vault
-from fastnotebook.notes.store import import_vault
 from helpers.cli import cli
 from helpers.notes_store import assert_same_files, markdown_files, real_vaults
 from helpers.vault import write_mini_vault

@@ -18,11 +18,9 @@ import pytest
 from fastnotebook.app.ai import model_manager
 from fastnotebook.app.database import Database
 from fastnotebook.app.pipeline import fake_model
-from fastnotebook.errors import InvalidInputError
-from fastnotebook.notes import NotesConfig, edges_of_note, read_vault
-from fastnotebook.notes.audit import audit_vault
-from fastnotebook.notes.export import export_vault
-from fastnotebook.notes.qdrant import (
+from fastnotebook.app.vault.audit import audit_vault
+from fastnotebook.app.vault.export import export_vault
+from fastnotebook.app.vault.qdrant import (
     PAYLOAD_INDEXES,
     VECTOR_NAME,
     load_export,
@@ -30,8 +28,8 @@ from fastnotebook.notes.qdrant import (
     qdrant_export,
     read_points,
 )
-from fastnotebook.notes.search import search_notes
-from fastnotebook.notes.store import (
+from fastnotebook.app.vault.search import search_notes
+from fastnotebook.app.vault.store import (
     backlinks,
     chunk_neighbours,
     embed_missing,
@@ -40,6 +38,8 @@ from fastnotebook.notes.store import (
     note_edges,
     unresolved_links,
 )
+from fastnotebook.errors import InvalidInputError
+from fastnotebook.notes import NotesConfig, edges_of_note, read_vault
 from helpers.notes_store import assert_same_files, changed_keys, snapshot
 from helpers.vault import write_mini_vault
 

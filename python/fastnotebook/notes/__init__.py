@@ -5,6 +5,9 @@ bodies at block boundaries (code blocks and tables are never split), resolve
 links across the vault and build the graph of edges; every chunk's ``text`` is
 ``note.body[char_start:char_end]`` and the chunks tile the body, so
 ``body_from_chunks`` gives it back. The rules: ``docs/notes-rules.md``.
+
+A vault kept in the database (import, export, audit, search, the Qdrant
+export) is the application's: ``fastnotebook.app.vault``.
 """
 
 from __future__ import annotations
@@ -62,29 +65,3 @@ __all__ = [
     "split_frontmatter",
     "vault_files",
 ]
-
-# --- vault-store: a vault in the database (fastnotebook.notes.store, export,
-# audit, search, qdrant; they need the app extra, so they are imported on
-# first use) -------------------------------------------------------------------
-_STORED = {
-    "import_vault": "store",
-    "embed_missing": "store",
-    "chunk_neighbours": "store",
-    "backlinks": "store",
-    "linked_notes": "store",
-    "unresolved_links": "store",
-    "note_edges": "store",
-    "export_vault": "export",
-    "audit_vault": "audit",
-    "search_notes": "search",
-    "qdrant_export": "qdrant",
-}
-
-
-def __getattr__(name: str) -> object:
-    module = _STORED.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -105,7 +105,7 @@ def _import_summary(report: Any) -> str:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from fastnotebook.notes.store import import_vault
+    from fastnotebook.app.vault.store import import_vault
 
     _check_vault(args.vault)
     config = _config(args)
@@ -146,7 +146,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from fastnotebook.notes.export import export_vault
+    from fastnotebook.app.vault.export import export_vault
 
     out = Path(args.out_dir).expanduser()
     if out.exists() and not out.is_dir():
@@ -169,7 +169,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from fastnotebook.notes.audit import audit_vault
+    from fastnotebook.app.vault.audit import audit_vault
 
     async def work(db: Database) -> int:
         report = await audit_vault(db)
@@ -203,7 +203,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from fastnotebook.notes.search import search_notes
+    from fastnotebook.app.vault.search import search_notes
 
     if not args.query.strip():
         raise CliError("the query is empty: give the words to search for", code=2)
@@ -235,7 +235,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_qdrant_export(args: argparse.Namespace) -> int:
-    from fastnotebook.notes.qdrant import qdrant_export
+    from fastnotebook.app.vault.qdrant import qdrant_export
 
     out = Path(args.out_dir).expanduser()
     if out.exists() and not out.is_dir():

@@ -157,7 +157,7 @@ async def _embed_vault_chunks(quiet: bool) -> None:
     """The chunks of an imported note vault that have no vector yet
     (``fastnotebook notes import --no-embed``): embedded too."""
     from fastnotebook.app.database import get_database
-    from fastnotebook.notes.store import embed_missing
+    from fastnotebook.app.vault.store import embed_missing
 
     done, due = await embed_missing(await get_database(), progress=not quiet)
     if due and not quiet:

@@ -13,8 +13,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from fastnotebook.app.database import Database, get_database
+from fastnotebook.app.vault.store import CHUNK, EDGE, NOTE, chunk_rid, note_rid
 from fastnotebook.errors import InvalidInputError
-from fastnotebook.notes.store import CHUNK, EDGE, NOTE, chunk_rid, note_rid
 
 __all__ = ["LinkedNote", "NoteHit", "search_notes"]
 

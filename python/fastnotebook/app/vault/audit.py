@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fastnotebook.app.database import Database, get_database
+from fastnotebook.app.vault.export import chunk_from_row
+from fastnotebook.app.vault.store import CHUNK, EDGE, MISSING, NOTE
 from fastnotebook.notes import body_from_chunks
-from fastnotebook.notes.export import chunk_from_row
-from fastnotebook.notes.store import CHUNK, EDGE, MISSING, NOTE
 
 __all__ = ["AuditReport", "Invariant", "audit_vault"]
 

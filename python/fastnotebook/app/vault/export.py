@@ -16,9 +16,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from fastnotebook.app.database import Database, get_database
+from fastnotebook.app.vault.store import CHUNK, NOTE
 from fastnotebook.errors import InvalidInputError
 from fastnotebook.notes import NoteChunk, body_from_chunks
-from fastnotebook.notes.store import CHUNK, NOTE
 
 __all__ = ["ExportReport", "chunk_from_row", "export_vault", "safe_relative_path"]
 

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from fastnotebook.app.database import Database, get_database
+from fastnotebook.app.vault.store import CHUNK, EDGE, NOTE
 from fastnotebook.errors import InvalidInputError
-from fastnotebook.notes.store import CHUNK, EDGE, NOTE
 
 __all__ = [
     "COLLECTIONS",
