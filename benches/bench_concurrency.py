@@ -59,7 +59,7 @@ def text(i: int, chunks: int) -> str:
 async def one_run(
     url: str, concurrency: int, sources: int, chunks: int, batch: int
 ) -> dict[str, Any]:
-    from fastnotebook.app.ai import model_manager
+    from fastnotebook.ai import model_manager
     from fastnotebook.app.database import DatabaseSettings, open_database, set_database
     from fastnotebook.app.pipeline import EmbedOptions, embed
     from fastnotebook.app.pipeline.progress import DATABASE_STAGES

@@ -43,7 +43,7 @@ def child(vault: Path, data_dir: Path, model: str) -> None:
     from loguru import logger
 
     logger.remove()
-    from fastnotebook.app.ai import model_manager
+    from fastnotebook.ai import model_manager
     from fastnotebook.app.database import DatabaseSettings, open_database
     from fastnotebook.app.pipeline import fake_model
     from fastnotebook.app.vault.store import import_vault

@@ -178,7 +178,7 @@ async def run_original(corpus: Path, data_dir: Path) -> dict[str, Any]:
 
 def child(args: argparse.Namespace) -> None:
     _quiet_logs()
-    from fastnotebook.app.ai import model_manager
+    from fastnotebook.ai import model_manager
     from fastnotebook.app.pipeline import fake_model
 
     if args.model == "fake":

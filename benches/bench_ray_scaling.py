@@ -65,7 +65,7 @@ def chunking_rate() -> float:
 
 
 def model_ms_per_chunk() -> float | None:
-    from fastnotebook.app.ai import local_models
+    from fastnotebook.ai import local_models
     from fastnotebook.chunking import ContentType, chunk_texts
 
     try:
@@ -203,7 +203,7 @@ def main() -> None:
 
     import ray
 
-    from fastnotebook.app.ai import model_manager
+    from fastnotebook.ai import model_manager
     from fastnotebook.app.pipeline import fake_model
 
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")

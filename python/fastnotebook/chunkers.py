@@ -173,7 +173,7 @@ def chunk(
 
 @functools.cache
 def _default_model() -> Any:
-    from fastnotebook.app.ai.local_models import ONNX_MODEL_NAME, LocalOnnxEmbeddingModel
+    from fastnotebook.ai.local_models import ONNX_MODEL_NAME, LocalOnnxEmbeddingModel
 
     return LocalOnnxEmbeddingModel(model_name=ONNX_MODEL_NAME)
 

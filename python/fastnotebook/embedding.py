@@ -11,7 +11,7 @@
   chunked (``fastnotebook.chunking``) and its chunk vectors mean-pooled.
 
 The model comes from ``model_manager.get_embedding_model()`` (see
-``fastnotebook.app.ai.model_manager``); code that patches
+``fastnotebook.ai.model_manager``); code that patches
 ``fastnotebook.embedding.model_manager.get_embedding_model`` works as with the
 original.
 
@@ -53,7 +53,7 @@ def __getattr__(name: str) -> Any:
     # ``model_manager`` is imported on first use: it brings in esperanto, which
     # the pooling functions do not need. Tests and callers patch it here.
     if name == "model_manager":
-        from fastnotebook.app.ai import model_manager
+        from fastnotebook.ai import model_manager
 
         globals()["model_manager"] = model_manager
         return model_manager

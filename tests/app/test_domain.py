@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from fastnotebook.app.ai import local_models, model_manager
+from fastnotebook.ai import local_models, model_manager
 from fastnotebook.app.database import (
     Database,
     DatabaseSettings,

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from loguru import logger
 
-from fastnotebook.app.ai import model_manager
+from fastnotebook.ai import model_manager
 from fastnotebook.app.cli import main
 from fastnotebook.app.database import DatabaseSettings, open_database
 from fastnotebook.app.pipeline import fake_model

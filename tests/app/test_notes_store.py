@@ -15,7 +15,7 @@ from typing import ClassVar
 
 import pytest
 
-from fastnotebook.app.ai import model_manager
+from fastnotebook.ai import model_manager
 from fastnotebook.app.database import Database
 from fastnotebook.app.pipeline import fake_model
 from fastnotebook.app.vault.audit import audit_vault

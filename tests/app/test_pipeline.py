@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from fastnotebook import embedding
-from fastnotebook.app.ai import model_manager
+from fastnotebook.ai import model_manager
 from fastnotebook.app.database import (
     Database,
     RecordID,

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from fastnotebook.app.ai import model_manager
+from fastnotebook.ai import model_manager
 from fastnotebook.app.cli import build_parser
 from fastnotebook.app.database import Database, DatabaseSettings, open_database
 from fastnotebook.app.domain import Source

@@ -26,7 +26,7 @@ import pytest
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'fastnotebook[ray]')")
 pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow is not installed")
 
-from fastnotebook.app.ai import local_models, model_manager  # noqa: E402
+from fastnotebook.ai import local_models, model_manager  # noqa: E402
 from fastnotebook.app.database import Database, DatabaseSettings, open_database, set_database  # noqa: E402
 from fastnotebook.app.domain import Note, Source  # noqa: E402
 from fastnotebook.app.pipeline import embed, ingest, ray_engine  # noqa: E402

@@ -38,7 +38,7 @@ def local_model(provider: str, package: str) -> Any:
         pytest.skip(f"{package} is not installed (pip install 'fastnotebook[local]')")
     from esperanto import AIFactory
 
-    from fastnotebook.app.ai import local_models
+    from fastnotebook.ai import local_models
 
     local_models.register()
     return AIFactory.create_embedding(provider=provider, model_name="")

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from fastnotebook import embedding
-from fastnotebook.app.ai import local_models, model_manager
+from fastnotebook.ai import local_models, model_manager
 from fastnotebook.embedding import (
     generate_embedding,
     generate_embeddings,

@@ -84,7 +84,7 @@ def require_model_packages() -> None:
     """``CliError`` naming the missing packages and the install command if
     the configured embedding model (``FASTNOTEBOOK_EMBEDDING_PROVIDER``, the
     local ONNX model by default) cannot be loaded."""
-    from fastnotebook.app.ai import model_manager
+    from fastnotebook.ai import model_manager
 
     try:
         config = model_manager.embedding_config()

@@ -48,7 +48,7 @@ from typing import Any
 import httpx
 
 from fastnotebook import embedding
-from fastnotebook.app.ai import local_models, model_manager
+from fastnotebook.ai import local_models, model_manager
 from fastnotebook.app.pipeline.fake_model import FAKE_PROVIDER
 from fastnotebook.errors import ProviderHTTPError
 

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fastnotebook import embedding
-from fastnotebook.app.ai import model_manager
+from fastnotebook.ai import model_manager
 from fastnotebook.app.database import (
     Database,
     drop_vector_indexes,
@@ -286,7 +286,7 @@ class ModelActor:
 
     def __init__(self, provider: str, model_name: str, config: dict[str, Any]) -> None:
         # Registering the in-house providers (the offline and fake models).
-        from fastnotebook.app.ai import local_models  # noqa: F401
+        from fastnotebook.ai import local_models  # noqa: F401
         from fastnotebook.app.pipeline import fake_model  # noqa: F401
 
         model_manager.configure_embedding_model(provider, model_name, config)

