@@ -11,16 +11,15 @@ notebook. A second run finds everything unchanged and only searches again.
 from __future__ import annotations
 
 import argparse
-import asyncio
 from pathlib import Path
 
+from fastnotebook.app.cli.database import run_db
 from fastnotebook.app.cli.errors import positive_int, require_model_packages
 from fastnotebook.app.cli.pipeline_commands import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     run_embed,
     search_paths,
-    with_database,
 )
 from fastnotebook.app.cli.summaries import hits_text, ingest_summary
 from fastnotebook.app.database import Database, DatabaseSettings
@@ -65,7 +64,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             print(hits_text(hits, await search_paths(db, hits), k=args.k))
         return code
 
-    return asyncio.run(with_database(work, settings))
+    return run_db(work, settings)
 
 
 def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -13,12 +13,12 @@ there is no database (docs/notes.md).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from fastnotebook.app.cli.database import database_options, run_db, use_data_dir
 from fastnotebook.app.cli.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -26,7 +26,6 @@ from fastnotebook.app.cli.errors import (
     positive_int,
     require_model_packages,
 )
-from fastnotebook.app.cli.pipeline_commands import database_options, use_data_dir, with_database
 from fastnotebook.app.database import Database
 from fastnotebook.app.pipeline.progress import format_rate, table
 
@@ -135,7 +134,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     use_data_dir(args)
     try:
-        return asyncio.run(with_database(work))
+        return run_db(work)
     except KeyboardInterrupt:
         print(
             "\ninterrupted: each note is written whole; run `fastnotebook notes import` "
@@ -165,7 +164,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         return 0
 
     use_data_dir(args)
-    return asyncio.run(with_database(work, create=False))
+    return run_db(work, create=False)
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -199,7 +198,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         return 0 if report.ok else EXIT_FAILED
 
     use_data_dir(args)
-    return asyncio.run(with_database(work, create=False))
+    return run_db(work, create=False)
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -231,7 +230,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         return 0
 
     use_data_dir(args)
-    return asyncio.run(with_database(work, create=False))
+    return run_db(work, create=False)
 
 
 def cmd_qdrant_export(args: argparse.Namespace) -> int:
@@ -254,7 +253,7 @@ def cmd_qdrant_export(args: argparse.Namespace) -> int:
         return 0
 
     use_data_dir(args)
-    return asyncio.run(with_database(work, create=False))
+    return run_db(work, create=False)
 
 
 def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

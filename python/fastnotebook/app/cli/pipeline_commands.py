@@ -7,19 +7,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from fastnotebook.app.cli.database import database_options, run_db, use_data_dir
 from fastnotebook.app.cli.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     CliError,
     positive_int,
-    require_database,
     require_model_packages,
 )
 from fastnotebook.app.cli.ray_commands import add_ray_arguments
@@ -29,15 +28,7 @@ from fastnotebook.app.cli.summaries import (
     ingest_summary,
     sources_table,
 )
-from fastnotebook.app.database import (
-    Database,
-    DatabaseSettings,
-    RecordID,
-    ensure_record_id,
-    open_database,
-    set_database,
-)
-from fastnotebook.app.database.settings import DATA_DIR_ENV
+from fastnotebook.app.database import Database, RecordID, ensure_record_id
 from fastnotebook.app.pipeline import KINDS, EmbedOptions, embed, ingest
 from fastnotebook.app.pipeline.sources import list_sources, remove_sources, resolve_sources
 from fastnotebook.app.pipeline.state import Kind
@@ -48,7 +39,6 @@ __all__ = [
     "add_commands",
     "run_embed",
     "search_paths",
-    "with_database",
 ]
 
 
@@ -80,43 +70,6 @@ def _similarity(raw: str) -> float:
     if not -1.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"must be between -1 and 1, got {value}")
     return value
-
-
-async def with_database(
-    work: Callable[[Database], Awaitable[int]],
-    settings: DatabaseSettings | None = None,
-    create: bool = True,
-) -> int:
-    """Open the database (the environment's unless ``settings``), make it
-    current for ``work``, close it afterwards. Unless ``create``, a missing
-    on-disk database is a ``CliError`` (nothing is created)."""
-    settings = settings or DatabaseSettings.from_env()
-    if not create:
-        require_database(settings)
-    db = await open_database(settings)
-    previous = set_database(db)
-    try:
-        return await work(db)
-    finally:
-        set_database(previous)
-        await db.close()
-
-
-def database_options() -> argparse.ArgumentParser:
-    """The options of every command that opens the database (a parent parser)."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--data-dir", help=f"database folder (default: ${DATA_DIR_ENV} or the user's)"
-    )
-    common.add_argument("-q", "--quiet", action="store_true", help="no progress or summary")
-    return common
-
-
-def use_data_dir(args: argparse.Namespace) -> None:
-    """``--data-dir`` wins over ``FASTNOTEBOOK_DATA_DIR`` (and ``SURREAL_URL``)."""
-    if args.data_dir:
-        os.environ[DATA_DIR_ENV] = args.data_dir
-        os.environ.pop("SURREAL_URL", None)
 
 
 def _stop_on_ctrl_c() -> asyncio.Event:
@@ -182,7 +135,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     use_data_dir(args)
     try:
-        return asyncio.run(with_database(work))
+        return run_db(work)
     except KeyboardInterrupt:
         # Each batch of sources is one transaction: nothing is half-written.
         print("\ninterrupted: run `fastnotebook ingest` again to finish", file=sys.stderr)
@@ -200,7 +153,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
         from fastnotebook.app.cli.ray_commands import cmd_embed_ray
 
         require_model_packages()
-        return cmd_embed_ray(args)
+        return cmd_embed_ray(args, _kinds(args))
     if args.address or args.input or args.parquet:
         raise CliError("--address, --input and --parquet need --engine ray", code=2)
     options = EmbedOptions(
@@ -217,7 +170,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     use_data_dir(args)
     require_model_packages()
     try:
-        return asyncio.run(with_database(work, create=False))
+        return run_db(work, create=False)
     except asyncio.CancelledError:
         print("aborted: run `fastnotebook embed` again to finish", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -253,7 +206,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     use_data_dir(args)
     require_model_packages()
-    return asyncio.run(with_database(work, create=False))
+    return run_db(work, create=False)
 
 
 def cmd_sources_list(args: argparse.Namespace) -> int:
@@ -267,7 +220,7 @@ def cmd_sources_list(args: argparse.Namespace) -> int:
         return 0
 
     use_data_dir(args)
-    return asyncio.run(with_database(work, create=False))
+    return run_db(work, create=False)
 
 
 def cmd_sources_remove(args: argparse.Namespace) -> int:
@@ -285,7 +238,7 @@ def cmd_sources_remove(args: argparse.Namespace) -> int:
         return 0
 
     use_data_dir(args)
-    return asyncio.run(with_database(work, create=False))
+    return run_db(work, create=False)
 
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -5,14 +5,15 @@ imported only when the engine runs (``fastnotebook.app.pipeline.ray_engine``).""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from typing import TYPE_CHECKING
 
+from fastnotebook.app.cli.database import run_db, use_data_dir
 from fastnotebook.app.cli.errors import EXIT_FAILED, CliError, positive_int
 
 if TYPE_CHECKING:
     from fastnotebook.app.pipeline.ray_engine import RayOptions
+    from fastnotebook.app.pipeline.state import Kind
 
 __all__ = ["add_ray_arguments", "cmd_embed_ray"]
 
@@ -83,10 +84,9 @@ def _ray_options(args: argparse.Namespace) -> RayOptions:
     )
 
 
-def cmd_embed_ray(args: argparse.Namespace) -> int:
+def cmd_embed_ray(args: argparse.Namespace, kinds: tuple[Kind, ...]) -> int:
     """``embed --engine ray``: files to Parquet (``--input``/``--parquet``),
-    or the database's due records to the database or to Parquet."""
-    from fastnotebook.app.cli.pipeline_commands import _kinds, use_data_dir, with_database
+    or the database's due records (of ``kinds``) to the database or to Parquet."""
     from fastnotebook.app.cli.summaries import embed_summary
     from fastnotebook.app.pipeline import EmbedOptions
     from fastnotebook.app.pipeline.ray_engine import (
@@ -121,7 +121,7 @@ def cmd_embed_ray(args: argparse.Namespace) -> int:
             "go to the database",
             code=2,
         )
-    options = EmbedOptions(kinds=_kinds(args), rebuild=args.rebuild, batch_size=args.batch_size)
+    options = EmbedOptions(kinds=kinds, rebuild=args.rebuild, batch_size=args.batch_size)
 
     async def work(db: object) -> int:
         report = await embed_ray(options, ray_options, progress=not args.quiet)
@@ -133,4 +133,4 @@ def cmd_embed_ray(args: argparse.Namespace) -> int:
         return EXIT_FAILED if report.failures else 0
 
     use_data_dir(args)
-    return asyncio.run(with_database(work, create=False))
+    return run_db(work, create=False)
