@@ -294,7 +294,7 @@ async def test_get_database_opens_the_environments_database_once(
     try:
         first, second = await asyncio.gather(get_database(), get_database())
         assert first is second and first.settings.local_path == tmp_path.resolve() / "surrealdb"
-        assert await schema_version() == len(MIGRATIONS)
+        assert await schema_version(first) == len(MIGRATIONS)
         await close_database()
         assert not first.is_open
     finally:
@@ -312,9 +312,9 @@ async def test_a_newer_schema_is_refused(db: Database) -> None:
 
 async def test_replacing_a_sources_chunks(db: Database) -> None:
     [source] = await repo_create("source", {"title": "S"})
-    assert await vector_dimension() is None
+    assert await vector_dimension(db) is None
     await replace_source_chunks(source["id"], ["a", "b", "c"], [[1.0, 0.0, 0.0]] * 3)
-    assert await vector_dimension() == 3
+    assert await vector_dimension(db) == 3
     written = await replace_source_chunks(source["id"], ["x", "y"], [[0, 1, 0], [0, 0, 1]])
     assert written == 2
     rows = await repo_query(
@@ -341,12 +341,12 @@ async def test_replacing_a_sources_chunks(db: Database) -> None:
 
 
 async def test_vector_indexes_keep_one_dimension(db: Database) -> None:
-    await ensure_vector_indexes(4)
-    await ensure_vector_indexes(4)
+    await ensure_vector_indexes(4, db)
+    await ensure_vector_indexes(4, db)
     with pytest.raises(InvalidInputError, match="dimension 4, not 8"):
-        await ensure_vector_indexes(8)
+        await ensure_vector_indexes(8, db)
     with pytest.raises(InvalidInputError):
-        await ensure_vector_indexes(0)
+        await ensure_vector_indexes(0, db)
     [note] = await repo_create("note", {"content": "n"})
     await set_embeddings({note["id"]: [0.5, 0.5, 0.5, 0.5]})
     assert await repo_query(

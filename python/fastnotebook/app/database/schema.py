@@ -10,18 +10,25 @@ an Open Notebook database as well as on fastnotebook's own.
   version bump, so a failed migration leaves the previous version intact.
 - Vector (HNSW) indexes need a fixed dimension in SurrealDB 2.3, and the
   dimension depends on the embedding model, so they are defined by
-  ``ensure_vector_indexes(dimension)`` the first time vectors are written.
+  ``ensure_vector_indexes(dimension, db)`` the first time vectors are written.
 - Full-text (BM25) indexes cost about a millisecond for every distinct term a
   write adds, so they are optional (``DatabaseSettings.full_text_search``) and
   defined by ``ensure_search_indexes``.
+
+Every function takes the database it works on (``connection`` opens it and
+calls ``migrate``).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from loguru import logger
 
-from fastnotebook.app.database.connection import Database, get_database
 from fastnotebook.errors import DatabaseOperationError, InvalidInputError
+
+if TYPE_CHECKING:
+    from fastnotebook.app.database.connection import Database
 
 __all__ = [
     "MIGRATIONS",
@@ -150,17 +157,15 @@ SEARCH_INDEXED_FIELDS = (
 ANALYZER = "fastnotebook_text"
 
 
-async def schema_version(db: Database | None = None) -> int:
+async def schema_version(db: Database) -> int:
     """The number of migrations applied to the database (0 for a new one)."""
-    db = db or await get_database()
     version = await db.query(f"RETURN (SELECT VALUE version FROM ONLY {META}:schema) ?? 0;")
     return int(version or 0)
 
 
-async def migrate(db: Database | None = None) -> int:
+async def migrate(db: Database) -> int:
     """Apply the migrations the database lacks, then the full-text indexes if
     the settings ask for them. Returns the schema version."""
-    db = db or await get_database()
     current = await schema_version(db)
     if current > len(MIGRATIONS):
         raise DatabaseOperationError(
@@ -179,9 +184,8 @@ async def migrate(db: Database | None = None) -> int:
     return len(MIGRATIONS)
 
 
-async def ensure_search_indexes(db: Database | None = None) -> None:
+async def ensure_search_indexes(db: Database) -> None:
     """Define the analyzer and BM25 indexes ``text_search`` uses (idempotent)."""
-    db = db or await get_database()
     statements = [
         f"DEFINE ANALYZER IF NOT EXISTS {ANALYZER} TOKENIZERS blank, class, camel, punct "
         "FILTERS lowercase, ascii, snowball(english);"
@@ -194,14 +198,13 @@ async def ensure_search_indexes(db: Database | None = None) -> None:
     await db.query_all("\n".join(statements))
 
 
-async def vector_dimension(db: Database | None = None) -> int | None:
+async def vector_dimension(db: Database) -> int | None:
     """The dimension of the vector indexes, or None before any are defined."""
-    db = db or await get_database()
     dimension = await db.query(f"RETURN (SELECT VALUE dimension FROM ONLY {META}:vectors);")
     return None if dimension is None else int(dimension)
 
 
-async def ensure_vector_indexes(dimension: int, db: Database | None = None) -> None:
+async def ensure_vector_indexes(dimension: int, db: Database) -> None:
     """Define HNSW (cosine) indexes of ``dimension`` on every vector field, once.
 
     Raises ``InvalidInputError`` if the indexes exist with another dimension:
@@ -209,7 +212,6 @@ async def ensure_vector_indexes(dimension: int, db: Database | None = None) -> N
     """
     if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
         raise InvalidInputError(f"invalid embedding dimension {dimension!r}")
-    db = db or await get_database()
     existing = await vector_dimension(db)
     if existing == dimension:
         return
@@ -231,12 +233,11 @@ async def ensure_vector_indexes(dimension: int, db: Database | None = None) -> N
     logger.info("Defined {}-dimension vector indexes", dimension)
 
 
-async def drop_vector_indexes(db: Database | None = None) -> None:
+async def drop_vector_indexes(db: Database) -> None:
     """Remove the vector indexes (and their recorded dimension), so that
     vectors of a model with another dimension can be indexed: re-embed every
     record, then ``ensure_vector_indexes`` with the new dimension. Until then
     ``vector_search`` scans the vectors of the query's dimension."""
-    db = db or await get_database()
     removals = "\n".join(
         f"REMOVE INDEX IF EXISTS {table}_embedding_hnsw ON TABLE {table};"
         for table in VECTOR_TABLES
