@@ -8,7 +8,7 @@ machine the second core is not always a whole one, and that pair's speed-up
 over one loop tells what the machine gave in the same round. It is a
 reference, not a bound: ``chunk_texts`` saves the loop's per-call overhead
 and can pass it. Timings cover the calls; the release of their results is
-also reported timed with them (``fastnotebook.bench.runner.run_once``).
+also reported timed with them (``fastnotebook.bench.timing.run_once``).
 
     python benches/bench_chunking.py [--corpus DIR] [--repeats N] [--megabytes N]
 """
@@ -31,7 +31,7 @@ from loguru import logger
 
 from fastnotebook import chunking
 from fastnotebook.bench import corpus
-from fastnotebook.bench.runner import RunTimes, SelfTimed, run_once, time_rounds
+from fastnotebook.bench.timing import RunTimes, SelfTimed, run_once, time_rounds
 
 # Linux: writing 5 to clear_refs resets the peak (VmHWM) to the current
 # resident size, so the peak measured is the chunking's alone.

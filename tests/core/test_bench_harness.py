@@ -11,6 +11,7 @@ import pytest
 
 from fastnotebook.app.cli import main
 from fastnotebook.bench import corpus, report, runner
+from fastnotebook.bench import timing as bench_timing
 from fastnotebook.bench.methods import chunking_methods
 
 HTML = (
@@ -28,7 +29,7 @@ PLAIN = "Plain words in sentences. " * 300
 def _single_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each job once per timing: these tests check what is measured, not how
     steadily."""
-    monkeypatch.setattr(runner, "MIN_TIMING_SECONDS", 0.0)
+    monkeypatch.setattr(bench_timing, "MIN_TIMING_SECONDS", 0.0)
 
 
 def tiny_corpus(folder: Path) -> Path:
@@ -52,7 +53,7 @@ def test_a_timing_repeats_a_short_job_up_to_the_minimum_time() -> None:
         calls.append("long")
         time.sleep(0.03)
 
-    timings = runner.time_rounds(
+    timings = bench_timing.time_rounds(
         {"short": short, "long": long}, size=1_000_000, count=4, repeats=2, min_seconds=0.02
     )
     assert calls.count("long") == 2
@@ -80,9 +81,9 @@ def test_a_timing_covers_the_call_and_times_the_release_apart() -> None:
         time.sleep(0.005)
         return SlowToRelease()
 
-    timing = runner.time_rounds({"job": job}, size=1_000_000, count=1, repeats=2, min_seconds=0)[
-        "job"
-    ]
+    timing = bench_timing.time_rounds(
+        {"job": job}, size=1_000_000, count=1, repeats=2, min_seconds=0
+    )["job"]
     # Seconds of each round (1 MB a call): the 5 ms call is covered, and the
     # 30 ms release is timed apart, on top of it. No upper bound on the call
     # itself: a loaded machine may sleep far longer than asked.
@@ -95,12 +96,12 @@ def test_a_timing_covers_the_call_and_times_the_release_apart() -> None:
 def test_a_self_timed_job_reports_its_own_times() -> None:
     runs: list[int] = []
 
-    def pair() -> runner.RunTimes:
+    def pair() -> bench_timing.RunTimes:
         runs.append(1)
         return 0.5, 0.5
 
-    timing = runner.time_rounds(
-        {"pair": runner.SelfTimed(pair)}, size=1_000_000, count=1, repeats=3, min_seconds=1.5
+    timing = bench_timing.time_rounds(
+        {"pair": bench_timing.SelfTimed(pair)}, size=1_000_000, count=1, repeats=3, min_seconds=1.5
     )["pair"]
     # Two runs reach 1.5 s of reported time; nothing is slept.
     assert len(runs) == 3 * 2
@@ -110,7 +111,7 @@ def test_a_self_timed_job_reports_its_own_times() -> None:
 
 def test_the_collector_is_off_during_a_timing_only() -> None:
     seen: list[bool] = []
-    runner.time_rounds({"job": lambda: seen.append(gc.isenabled())}, 1, 1, 2, min_seconds=0)
+    bench_timing.time_rounds({"job": lambda: seen.append(gc.isenabled())}, 1, 1, 2, min_seconds=0)
     assert seen == [False, False]
     assert gc.isenabled()
 

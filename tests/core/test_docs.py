@@ -26,9 +26,9 @@ from fastnotebook.bench.runner import (
     ChunkingResult,
     PoolingResult,
     Report,
-    Timing,
     TokenResult,
 )
+from fastnotebook.bench.timing import Timing
 
 ROOT = Path(__file__).resolve().parent
 while not (ROOT / "pyproject.toml").is_file():

@@ -14,7 +14,7 @@ from functools import partial
 from typing import Any
 
 from fastnotebook.bench.corpus import Corpus
-from fastnotebook.bench.runner import Timing, time_rounds
+from fastnotebook.bench.timing import Timing, time_rounds
 
 LANGCHAIN_HEADER = [
     "class",

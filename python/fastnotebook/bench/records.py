@@ -436,7 +436,7 @@ def _each(call: Callable[[str], list[Any]], texts: list[str]) -> object:
 
 def bench_records(corpus: Corpus, repeats: int) -> tuple[list[RecordResult], dict[str, str]]:
     """Every case; and the peers that could not run, with why."""
-    from fastnotebook.bench.runner import time_rounds
+    from fastnotebook.bench.timing import time_rounds
 
     results: list[RecordResult] = []
     missing: dict[str, str] = {}
