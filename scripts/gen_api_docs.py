@@ -32,6 +32,7 @@ OUTPUT = ROOT / "docs" / "api.md"
 #: that is not importable (moved or removed) is left out.
 MODULES = (
     "fastnotebook.chunking",
+    "fastnotebook.chunking_config",
     "fastnotebook.token_utils",
     "fastnotebook.embedding",
     "fastnotebook.text_utils",

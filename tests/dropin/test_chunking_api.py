@@ -236,6 +236,7 @@ def test_chunking_in_a_thread_keeps_the_event_loop_ticking() -> None:
 PUBLIC_SUBMODULES = [
     "chunkers",
     "chunking",
+    "chunking_config",
     "context_builder",
     "embedding",
     "errors",

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from loguru import logger
 
-from fastnotebook import chunking, token_utils
+from fastnotebook import chunking, chunking_config, token_utils
 from fastnotebook.bench import reference
 from fastnotebook.chunking import ChunkingConfig, ContentType, chunk_text, chunk_texts
 from helpers.corpus import KINDS, read, repository_texts, require_corpus, tiktoken_reference
@@ -30,13 +30,13 @@ def clean_config(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     ):
         monkeypatch.delenv(name, raising=False)
     chunking.set_chunking_config(None)
-    chunking._token_sizes_from_env.cache_clear()
+    chunking_config.token_sizes_from_env.cache_clear()
     yield
     # The environment as it was before the test, then the configuration read
     # from it: read before the undo, a test's variables would outlive it.
     monkeypatch.undo()
     chunking.set_chunking_config(None)
-    chunking._token_sizes_from_env.cache_clear()
+    chunking_config.token_sizes_from_env.cache_clear()
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -15,6 +15,7 @@ from typing import Any, cast
 from fastnotebook import chunking
 from fastnotebook.bench import reference
 from fastnotebook.bench.corpus import Document
+from fastnotebook.chunking_config import Unit
 
 CHARS_SIZE, CHARS_OVERLAP = 1500, 225
 TOKENS_SIZE, TOKENS_OVERLAP = 400, 60
@@ -53,7 +54,7 @@ class Method:
         return None
 
 
-def _fastnotebook(unit: chunking.Unit) -> Callable[[], Callable[[Document], list[str]]]:
+def _fastnotebook(unit: Unit) -> Callable[[], Callable[[Document], list[str]]]:
     def make() -> Callable[[Document], list[str]]:
         def run(doc: Document) -> list[str]:
             return chunking.chunk_text(doc.text, _CONTENT_TYPES[doc.kind], unit=unit)

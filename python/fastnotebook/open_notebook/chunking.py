@@ -24,13 +24,15 @@ from loguru import logger
 from fastnotebook import _core
 from fastnotebook.chunking import (
     ContentType,
-    _chunk_overlap_from,
-    _chunk_size_from,
-    _min_chunk_size_from,
-    _path_str,
     detect_content_type,
     detect_content_type_from_extension,
     detect_content_type_from_heuristics,
+    path_str,
+)
+from fastnotebook.chunking_config import (
+    chunk_overlap_from,
+    chunk_size_from,
+    min_chunk_size_from,
 )
 from fastnotebook.open_notebook.token_utils import ENCODING, token_count
 
@@ -51,19 +53,19 @@ __all__ = [
 def _get_chunk_size() -> int:
     """``OPEN_NOTEBOOK_CHUNK_SIZE`` (tokens): 400 when unset or invalid, at
     least 100, with a warning above 8192."""
-    return _chunk_size_from(os.getenv("OPEN_NOTEBOOK_CHUNK_SIZE"))
+    return chunk_size_from(os.getenv("OPEN_NOTEBOOK_CHUNK_SIZE"))
 
 
 def _get_chunk_overlap(chunk_size: int) -> int:
     """``OPEN_NOTEBOOK_CHUNK_OVERLAP`` (tokens): 15% of ``chunk_size`` when
     unset, invalid or not below ``chunk_size``; 0 when negative."""
-    return _chunk_overlap_from(os.getenv("OPEN_NOTEBOOK_CHUNK_OVERLAP"), chunk_size)
+    return chunk_overlap_from(os.getenv("OPEN_NOTEBOOK_CHUNK_OVERLAP"), chunk_size)
 
 
 def _get_min_chunk_size() -> int:
     """``OPEN_NOTEBOOK_MIN_CHUNK_SIZE`` (tokens): 5 when unset or invalid, 0
     when negative."""
-    return _min_chunk_size_from(os.getenv("OPEN_NOTEBOOK_MIN_CHUNK_SIZE"))
+    return min_chunk_size_from(os.getenv("OPEN_NOTEBOOK_MIN_CHUNK_SIZE"))
 
 
 CHUNK_SIZE = _get_chunk_size()
@@ -147,7 +149,7 @@ def chunk_text(
     chunks, split_as, _ = _core.chunk_text(
         text,
         _content_type_value(content_type),
-        _path_str(file_path),
+        path_str(file_path),
         CHUNK_SIZE,
         CHUNK_OVERLAP,
         "tokens",
