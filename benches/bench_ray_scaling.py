@@ -124,9 +124,9 @@ def simulate(actors: int, latency: float, seconds: float) -> dict[str, float]:
     import pyarrow as pa
     import ray.data
 
-    from fastnotebook.app.pipeline import ray_engine
+    from fastnotebook.app.pipeline.ray_engine import cluster
 
-    class TimedActor(ray_engine.ModelActor):
+    class TimedActor(cluster.ModelActor):
         """The engine's model actor, stamping when each batch was done."""
 
         def __call__(self, table: pa.Table) -> pa.Table:
@@ -147,18 +147,18 @@ def simulate(actors: int, latency: float, seconds: float) -> dict[str, float]:
             "source_hash": [None] * records,
             "error": [None] * records,
         },
-        schema=ray_engine.input_schema(),
+        schema=cluster.input_schema(),
     )
     blocks = [table.slice(i, 10) for i in range(0, records, 10)]
-    options = ray_engine.RayOptions(concurrency=actors, num_cpus=1, task_cpus=1)
-    ds = ray_engine._pipeline(ray.data.from_arrow(blocks), options, files=False, actor=TimedActor)
+    options = cluster.RayOptions(concurrency=actors, num_cpus=1, task_cpus=1)
+    ds = cluster._pipeline(ray.data.from_arrow(blocks), options, files=False, actor=TimedActor)
     stamps: list[float] = []
 
     async def done(rows: list[dict[str, Any]]) -> None:
         stamps.extend(r["done_at"] for r in rows)
 
     start = time.perf_counter()
-    asyncio.run(ray_engine._drain(ds, done))
+    asyncio.run(cluster._drain(ds, done))
     wall = time.perf_counter() - start
     # Chunks per second between the 10th and the 90th percentile of the
     # model's completion times: the pipeline's rate once the actors are up.
