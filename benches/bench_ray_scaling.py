@@ -151,14 +151,14 @@ def simulate(actors: int, latency: float, seconds: float) -> dict[str, float]:
     )
     blocks = [table.slice(i, 10) for i in range(0, records, 10)]
     options = cluster.RayOptions(concurrency=actors, num_cpus=1, task_cpus=1)
-    ds = cluster._pipeline(ray.data.from_arrow(blocks), options, files=False, actor=TimedActor)
+    ds = cluster.ray_pipeline(ray.data.from_arrow(blocks), options, files=False, actor=TimedActor)
     stamps: list[float] = []
 
     async def done(rows: list[dict[str, Any]]) -> None:
         stamps.extend(r["done_at"] for r in rows)
 
     start = time.perf_counter()
-    asyncio.run(cluster._drain(ds, done))
+    asyncio.run(cluster.drain_records(ds, done))
     wall = time.perf_counter() - start
     # Chunks per second between the 10th and the 90th percentile of the
     # model's completion times: the pipeline's rate once the actors are up.

@@ -1,0 +1,288 @@
+"""The Ray job over the database: the due records (planned on the driver by
+``state.plan``) are read in windows, chunked and embedded on the cluster, and
+written by the driver with the local pipeline's transactions
+(``writer.write_group``), so the stored rows equal a local run's."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fastnotebook import embedding
+from fastnotebook.app.database import (
+    Database,
+    drop_vector_indexes,
+    ensure_vector_indexes,
+    get_database,
+    query_isolated,
+    vector_dimension,
+)
+from fastnotebook.app.pipeline.progress import Progress
+from fastnotebook.app.pipeline.ray_engine.cluster import (
+    RayOptions,
+    connect,
+    drain_records,
+    input_schema,
+    ray_pipeline,
+    require_ray,
+)
+from fastnotebook.app.pipeline.stages import (
+    EmbedOptions,
+    EmbedReport,
+    KindCounts,
+    groups,
+    model_settings,
+    other_dimensions,
+)
+from fastnotebook.app.pipeline.state import (
+    KINDS,
+    TEXT_FIELD,
+    Item,
+    Kind,
+    Settings,
+    bump_epochs,
+    epochs,
+    plan,
+)
+from fastnotebook.app.pipeline.writer import Finished, write_group
+from fastnotebook.errors import ConfigurationError, DatabaseOperationError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["embed_ray"]
+
+
+def _vectors(kind: str, rows: list[dict[str, Any]]) -> list[list[float]]:
+    vectors: list[list[float]] = [r["vector"] for r in rows if r["order"] >= 0]
+    if kind != "source" and len(vectors) > 1:
+        vectors = [embedding.mean_pool(np.asarray(vectors, dtype=np.float64)).tolist()]
+    return vectors
+
+
+class _DatabaseSink:
+    """The driver's writer: groups of whole records of one kind, one
+    transaction each (``writer.write_group``), vector indexes as ``embed``."""
+
+    def __init__(
+        self,
+        db: Database,
+        settings: Settings,
+        epochs: dict[str, int],
+        report: EmbedReport,
+        write_rows: int,
+        kinds: tuple[Kind, ...],
+        progress: Progress,
+    ) -> None:
+        self.db, self.settings, self.epochs, self.report = db, settings, epochs, report
+        self.write_rows, self.kinds, self.progress = write_rows, kinds, progress
+        self.waiting: dict[str, list[Finished]] = {}
+        self.dimension: int | None = None
+        self.index_deferred = False
+
+    async def add(self, item: Item, rows: list[dict[str, Any]]) -> None:
+        errors = [r["error"] for r in rows if r["error"]]
+        if errors:
+            self._failed(item.kind, str(item.id), rows[0]["path"], errors[0], item.size)
+            return
+        finished = Finished(
+            item.id,
+            item.kind,
+            rows[0]["content_hash"],
+            item.size,
+            [r["text"] for r in rows if r["order"] >= 0],
+            _vectors(item.kind, rows),
+            self.epochs[item.kind],
+            rows[0]["path"],
+        )
+        group = self.waiting.setdefault(item.kind, [])
+        group.append(finished)
+        if sum(f.rows for f in group) >= self.write_rows:
+            await self.flush(item.kind)
+
+    async def flush(self, kind: str | None = None) -> None:
+        for k in [kind] if kind else list(self.waiting):
+            group = self.waiting.pop(k, [])
+            if group:
+                await self._write(group)
+
+    def _failed(self, kind: str, what: str, path: str | None, message: str, size: int) -> None:
+        self.report.counts[kind].failed += 1
+        self.report.failures.append((f"{what} ({path})" if path else what, message))
+        self.progress.advance(items=1, failed=1, nbytes=size)
+
+    async def _write(self, group: list[Finished]) -> None:
+        width = next((len(item.vectors[0]) for item in group if item.vectors), None)
+        if width is not None:
+            await self._ensure_dimension(width)
+        try:
+            with self.report.clock.measure("write"):
+                await write_group(self.db, group, self.settings)
+        except DatabaseOperationError as e:
+            if len(group) == 1:
+                item = group[0]
+                self._failed(item.kind, str(item.id), item.path, str(e), item.size)
+                return
+            for item in group:
+                await self._write([item])
+            return
+        for item in group:
+            counts = self.report.counts[item.kind]
+            counts.embedded += 1
+            counts.chunks += len(item.chunks)
+            counts.bytes += item.size
+        self.progress.advance(
+            items=len(group),
+            chunks=sum(len(i.chunks) for i in group),
+            nbytes=sum(i.size for i in group),
+        )
+
+    async def _ensure_dimension(self, dimension: int) -> None:
+        if self.dimension == dimension:
+            return
+        self.dimension = dimension
+        with self.report.clock.measure("index"):
+            existing = await vector_dimension(self.db)
+            if existing == dimension:
+                return
+            if existing is not None:
+                if set(self.kinds) != set(KINDS):
+                    raise ConfigurationError(
+                        f"the stored vectors have dimension {existing} and the model gives "
+                        f"{dimension}: re-embed sources, insights and notes together"
+                    )
+                await drop_vector_indexes(self.db)
+            if await other_dimensions(self.db, dimension):
+                self.index_deferred = True
+            else:
+                await ensure_vector_indexes(dimension, self.db)
+
+    async def finalize(self) -> None:
+        """Define the vector indexes that had to wait for the last old vector."""
+        if (
+            self.index_deferred
+            and self.dimension is not None
+            and not await other_dimensions(self.db, self.dimension)
+        ):
+            await ensure_vector_indexes(self.dimension, self.db)
+
+
+def _blocks(
+    rows: list[dict[str, Any]], sizes: dict[str, int], max_bytes: int
+) -> Iterator[list[dict[str, Any]]]:
+    """``rows`` in runs of about ``max_bytes`` of text: Ray hands a model
+    actor a block at a time, so small blocks spread a window over the pool."""
+    block: list[dict[str, Any]] = []
+    size = 0
+    for row in rows:
+        if block and size + sizes[str(row["id"])] > max_bytes:
+            yield block
+            block, size = [], 0
+        block.append(row)
+        size += sizes[str(row["id"])]
+    if block:
+        yield block
+
+
+async def _read_window(
+    db: Database, kind: Kind, window: list[Item], ray_options: RayOptions, sink: _DatabaseSink
+) -> list[pa.Table]:
+    """The texts of ``window`` as Arrow tables, one per database read."""
+    import pyarrow as pa
+
+    tables = []
+    path = ", asset.file_path AS path" if kind == "source" else ""
+    for group in groups(window, ray_options.read_bytes, ray_options.read_items):
+        with sink.report.clock.measure("load"):
+            rows, unread = await query_isolated(
+                db, f"SELECT id, {TEXT_FIELD[kind]} AS text{path} FROM $ids;", [i.id for i in group]
+            )
+        sizes = {str(i.id): i.size for i in group}
+        for record, reason in unread:
+            sink._failed(
+                kind,
+                str(record),
+                None,
+                f"cannot be read from the database ({reason}); correct or remove it",
+                sizes.get(str(record), 0),
+            )
+        found = {str(row["id"]): row for row in rows}
+        present = [found[str(i.id)] for i in group if str(i.id) in found]
+        for block in _blocks(present, sizes, ray_options.block_bytes):
+            tables.append(
+                pa.table(
+                    {
+                        "record": [str(r["id"]) for r in block],
+                        "kind": [kind] * len(block),
+                        "text": [r.get("text") or "" for r in block],
+                        "path": [r.get("path") for r in block],
+                        "size": [sizes[str(r["id"])] for r in block],
+                        "source_hash": [None] * len(block),
+                        "error": [None] * len(block),
+                    },
+                    schema=input_schema(),
+                )
+            )
+    return tables
+
+
+async def embed_ray(
+    options: EmbedOptions | None = None,
+    ray_options: RayOptions | None = None,
+    db: Database | None = None,
+    progress: bool = False,
+    stream: Any = None,
+) -> EmbedReport:
+    """``embed`` (``fastnotebook.app.pipeline.embed``) on Ray: the same due
+    records, the same rows and state written (see the module). Records that
+    are up to date are left out before Ray is even connected."""
+    options = options or EmbedOptions()
+    ray_options = ray_options or RayOptions()
+    require_ray()
+    db = db or await get_database()
+    started = time.perf_counter()
+    settings = await model_settings()
+    report = EmbedReport(settings.model, settings.chunking)
+    with report.clock.measure("plan"):
+        if options.rebuild is not None:
+            await bump_epochs(db, options.kinds)
+        current = await epochs(db)
+        due = await plan(db, options.kinds, settings, options.rebuild)
+    for kind in options.kinds:
+        report.counts[kind] = KindCounts(due=len(due.due[kind]), unchanged=due.unchanged[kind])
+    bar = Progress("embed", "records", due.items, due.bytes, stream, enabled=progress)
+    sink = _DatabaseSink(db, settings, current, report, ray_options.write_rows, options.kinds, bar)
+    try:
+        if due.items:
+            import ray.data
+
+            connect(ray_options.address)
+            # One Ray job per window, whatever the kinds in it: the model
+            # actors start once per window.
+            items = {str(i.id): i for kind in options.kinds for i in due.due.get(kind, [])}
+            for window in groups(list(items.values()), ray_options.window_bytes):
+                tables = []
+                for kind in options.kinds:
+                    part = [i for i in window if i.kind == kind]
+                    if part:
+                        tables += await _read_window(db, kind, part, ray_options, sink)
+                if not tables:
+                    continue
+                ds = ray_pipeline(ray.data.from_arrow(tables), ray_options, files=False)
+                await drain_records(ds, partial(_add_to_sink, sink, items))
+                await sink.flush()
+        await sink.finalize()
+    finally:
+        bar.close()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+async def _add_to_sink(
+    sink: _DatabaseSink, items: dict[str, Item], rows: list[dict[str, Any]]
+) -> None:
+    await sink.add(items[rows[0]["record"]], rows)
