@@ -9,8 +9,8 @@ from langchain_text_splitters import HTMLHeaderTextSplitter
 from fastnotebook import chunk
 from fastnotebook.chunkers import html_text
 from fastnotebook.token_utils import token_count
-from helpers.chunk_records import check_records
 from helpers.corpus import read, require_corpus
+from helpers.invariants import check_records
 
 HEADERS = [(f"h{i}", f"h{i}") for i in range(1, 7)]
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from fastnotebook import chunk
 from fastnotebook.token_utils import token_count
 from helpers.corpus import read, require_corpus
+from helpers.invariants import check_spans_and_links
 
 
 def at_path(doc: Any, path: str) -> Any:
@@ -36,6 +37,9 @@ def check_json(source: str, size: int, unit: str = "chars") -> None:
     doc = json.loads(source)
     length = len if unit == "chars" else token_count
     chunks = chunk(source, "json", chunk_size=size, unit=unit)  # type: ignore[arg-type]
+    # A part of a long string or a group of members is rebuilt from the
+    # source, not sliced from it: their texts are checked below.
+    check_spans_and_links(source, chunks, slices=False)
     parts: dict[str, str] = {}
     for c in chunks:
         value = json.loads(c.text)

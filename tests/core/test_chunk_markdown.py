@@ -9,8 +9,8 @@ from markdown_it import MarkdownIt
 
 from fastnotebook import chunk
 from fastnotebook.token_utils import token_count
-from helpers.chunk_records import check_records
 from helpers.corpus import read, require_corpus
+from helpers.invariants import check_records
 
 PARSER = MarkdownIt("commonmark").enable("table")
 

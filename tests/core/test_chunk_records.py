@@ -13,8 +13,8 @@ from langchain_text_splitters import RecursiveCharacterTextSplitter
 
 from fastnotebook import Chunk, achunk_many, chunk, chunk_many
 from fastnotebook.token_utils import token_count
-from helpers.chunk_records import check_records
 from helpers.corpus import read, require_corpus, tiktoken_reference
+from helpers.invariants import check_records
 
 TEXT = (
     "Intro line with words.\n\nSecond paragraph, é ü and 😀 in it.\n"

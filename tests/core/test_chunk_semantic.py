@@ -11,8 +11,8 @@ import pytest
 
 from fastnotebook import chunk, chunk_many
 from fastnotebook._core import _sentence_spans
-from helpers.chunk_records import check_records
 from helpers.corpus import read, require_corpus
+from helpers.invariants import check_records
 
 DIM = 48
 

@@ -14,8 +14,8 @@ import pytest
 from fastnotebook import chunk
 from fastnotebook._core import _sentence_spans
 from fastnotebook.app.pipeline.fake_model import hash_vectors
-from helpers.chunk_records import check_records
 from helpers.embedding_server import DIMENSION, cleaned, embedding_server, provider_config
+from helpers.invariants import check_records
 
 TEXT = (
     "Cats sleep most of the day. A cat likes a warm place to sleep. Kittens sleep even more. "

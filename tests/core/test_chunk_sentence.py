@@ -8,8 +8,8 @@ import pytest
 
 from fastnotebook import chunk
 from fastnotebook.token_utils import token_count
-from helpers.chunk_records import check_records
 from helpers.corpus import read, require_corpus
+from helpers.invariants import check_records
 
 TEXT = (
     'Dr. Watson arrived at 3.15 p.m. with Mr. Holmes. "Was it raining?" he asked. '

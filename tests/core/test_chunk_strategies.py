@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from fastnotebook import chunk, chunk_many
 from fastnotebook.chunkers import STRATEGIES, html_text
 from fastnotebook.token_utils import token_count
-from helpers.chunk_records import check_records
 from helpers.corpus import read, require_corpus
+from helpers.invariants import check_records
 
 TEXT_STRATEGIES = ["recursive", "markdown", "sentence"]
 

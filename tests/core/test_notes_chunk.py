@@ -10,25 +10,22 @@ from hypothesis import strategies as st
 
 from fastnotebook.notes import NoteChunk, NotesConfig, body_from_chunks, chunk_note, parse_note
 from fastnotebook.token_utils import token_count
+from helpers.invariants import check_spans_and_links
 from helpers.vault import forbidden_cuts, random_body
 
 CONFIG = NotesConfig()
 
 
 def check_chunks(body: str, chunks: list[NoteChunk], config: NotesConfig = CONFIG) -> None:
-    """Every rule a chunk list must keep, whatever the body."""
+    """Every rule a chunk list must keep, whatever the body: the records'
+    (``check_spans_and_links``), then the notes' own."""
     assert body_from_chunks(chunks) == body
+    check_spans_and_links(body, chunks)
     forbidden = forbidden_cuts(body)
     hard_max = config.limits_for(None)[2]
     for k, chunk in enumerate(chunks):
-        assert chunk.text == body[chunk.char_start : chunk.char_end]
-        assert chunk.index == k
         assert chunk.id == f"{chunk.note_id}#c{k:02d}"
-        assert chunk.char_count == len(chunk.text)
-        assert chunk.token_count == token_count(chunk.text)
         assert chunk.char_start not in forbidden, f"chunk {k} starts inside code or a table"
-        assert chunk.prev_id == (chunks[k - 1].id if k else None)
-        assert chunk.next_id == (chunks[k + 1].id if k + 1 < len(chunks) else None)
         ov = chunk.metadata["overlap_start"]
         assert chunk.embed_text == body[ov : chunk.char_end]
         assert ov == chunk.char_start or ov not in forbidden, "overlap tears a block"
@@ -40,7 +37,6 @@ def check_chunks(body: str, chunks: list[NoteChunk], config: NotesConfig = CONFI
             assert chunk.metadata["block"] in ("code", "table", "paragraph", "list", "quote")
         else:
             assert chunk.token_count <= hard_max
-        assert chunk.start_line == body.count("\n", 0, chunk.char_start) + 1
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -1,10 +1,15 @@
-"""The chunk invariants every chunker must keep, written once: used by the
-property tests, the robustness tests and the fuzz-regression replays."""
+"""The chunk invariants every chunker must keep, written once (the Python
+oracle): the text chunks of the property, robustness and fuzz-regression
+tests, and the chunk records of ``fastnotebook.chunk`` and of note vaults
+(``check_spans_and_links``, ``check_records``)."""
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Sequence
 
+from fastnotebook import Chunk
+from fastnotebook.notes import NoteChunk
 from fastnotebook.token_utils import token_count
 
 MD_HEADERS = [("#", "Header 1"), ("##", "Header 2"), ("###", "Header 3")]
@@ -82,3 +87,68 @@ def fits_as_pieces(chunk: str, size: int, source: str, encoding: str = "o200k_ba
             return True
         at = source.find(chunk, at + 1)
     return False
+
+
+# --- chunk records ---------------------------------------------------------------
+
+
+def record_span(record: Chunk | NoteChunk) -> tuple[int, int]:
+    """Where a record lies in its source: ``(start, end)`` in code points."""
+    if isinstance(record, NoteChunk):
+        return record.char_start, record.char_end
+    return record.start, record.end
+
+
+def check_spans_and_links(
+    source: str, records: Sequence[Chunk] | Sequence[NoteChunk], *, slices: bool = True
+) -> None:
+    """The rules every chunk record keeps, of a document or of a note body:
+    its text is the slice of the source its span gives (unless ``slices`` is
+    false: records rebuilt from parts, as JSON's); its index is its place; its
+    character and token counts are its text's; its first and last lines are
+    those of its first and last character; ``prev_id``/``next_id`` name its
+    neighbours; no two records share an id."""
+    for i, record in enumerate(records):
+        start, end = record_span(record)
+        assert 0 <= start <= end <= len(source), (i, record)
+        if slices:
+            assert source[start:end] == record.text, (i, record)
+        assert record.index == i, (i, record)
+        assert record.char_count == len(record.text), (i, record)
+        assert record.token_count == token_count(record.text), (i, record)
+        assert record.start_line == source.count("\n", 0, start) + 1, (i, record)
+        assert record.end_line == source.count("\n", 0, max(start, end - 1)) + 1, (i, record)
+        assert record.prev_id == (records[i - 1].id if i else None), (i, record)
+        assert record.next_id == (records[i + 1].id if i + 1 < len(records) else None), (i, record)
+    assert len({r.id for r in records}) == len(records)
+
+
+def check_records(
+    source: str,
+    chunks: Sequence[Chunk],
+    *,
+    max_size: int,
+    length: Callable[[str], int],
+    covered_from: int = 0,
+    slices: bool = True,
+) -> None:
+    """``check_spans_and_links``, then what ``fastnotebook.chunk`` adds: spans
+    in order, the hard maximum, no degenerate chunk, and every non-whitespace
+    code point from ``covered_from`` on in some chunk, except runs without a
+    letter or digit that had no room in a neighbour (dropped, as documented)."""
+    check_spans_and_links(source, chunks, slices=slices)
+    covered = [False] * len(source)
+    prev_start = prev_end = -1
+    for i, c in enumerate(chunks):
+        assert c.start >= prev_start and c.end >= prev_end, (i, c)
+        prev_start, prev_end = c.start, c.end
+        assert c.text.strip(), (i, c)
+        assert any(ch.isalnum() for ch in c.text), (i, c)
+        assert length(c.text) <= max_size, (i, length(c.text), c)
+        for k in range(c.start, c.end):
+            covered[k] = True
+    missing = [
+        k for k in range(covered_from, len(source)) if not covered[k] and not source[k].isspace()
+    ]
+    dropped_words = [k for k in missing if source[k].isalnum()]
+    assert not dropped_words, (len(missing), source[missing[0] : missing[0] + 40])
