@@ -39,7 +39,7 @@ import re
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from loguru import logger
@@ -49,11 +49,9 @@ from fastnotebook.app.ai import model_manager
 from fastnotebook.app.database import (
     Database,
     RecordID,
-    drop_vector_indexes,
     ensure_vector_indexes,
     get_database,
     query_isolated,
-    vector_dimension,
 )
 from fastnotebook.app.pipeline import faults
 from fastnotebook.app.pipeline.progress import Progress, StageClock
@@ -77,9 +75,14 @@ from fastnotebook.app.pipeline.state import (
     epochs,
     plan,
 )
+from fastnotebook.app.pipeline.vector_index import (
+    ensure_vector_dimension,
+    mixed_dimensions,
+    other_dimensions,
+)
 from fastnotebook.app.pipeline.writer import Finished, write_group
 from fastnotebook.chunking import ContentType, chunk_texts, get_chunking_config
-from fastnotebook.errors import ConfigurationError, DatabaseOperationError
+from fastnotebook.errors import DatabaseOperationError
 
 __all__ = ["EmbedOptions", "EmbedReport", "KindCounts", "embed", "model_settings"]
 
@@ -490,26 +493,9 @@ class _Run:
             return
         self.dimension = dimension
         with self.clock.measure("index"):
-            existing = await vector_dimension(self.db)
-            if existing == dimension:
-                return
-            if existing is not None:
-                if set(self.options.kinds) != set(KINDS):
-                    raise ConfigurationError(
-                        f"the stored vectors have dimension {existing} and the model gives "
-                        f"{dimension}: re-embed sources, insights and notes together"
-                    )
-                logger.warning(
-                    "The model's vectors have dimension {} (stored: {}): vector indexes are "
-                    "rebuilt when every record is re-embedded",
-                    dimension,
-                    existing,
-                )
-                await drop_vector_indexes(self.db)
-            if await other_dimensions(self.db, dimension):
+            refuse = None if set(self.options.kinds) == set(KINDS) else mixed_dimensions
+            if not await ensure_vector_dimension(self.db, dimension, refuse):
                 self.index_deferred = True
-            else:
-                await ensure_vector_indexes(dimension, self.db)
 
     async def _write(self, group: list[Finished]) -> None:
         width = next((len(item.vectors[0]) for item in group if item.vectors), None)
@@ -556,19 +542,6 @@ class _Run:
             await ensure_vector_indexes(self.dimension, self.db)
 
 
-async def other_dimensions(db: Database, dimension: int) -> bool:
-    """Whether any stored vector has another dimension than ``dimension``."""
-    found = await db.query_all(
-        "SELECT VALUE id FROM source_embedding WHERE array::len(embedding) != $d LIMIT 1;"
-        "SELECT VALUE id FROM source_insight WHERE embedding != NONE "
-        "AND array::len(embedding) != $d LIMIT 1;"
-        "SELECT VALUE id FROM note WHERE embedding != NONE "
-        "AND array::len(embedding) != $d LIMIT 1;",
-        {"d": dimension},
-    )
-    return any(found)
-
-
 def _cancel_all_on_error(tasks: list[asyncio.Task[None]]) -> None:
     def callback(task: asyncio.Task[None]) -> None:
         if not task.cancelled() and task.exception() is not None:
@@ -577,6 +550,40 @@ def _cancel_all_on_error(tasks: list[asyncio.Task[None]]) -> None:
 
     for task in tasks:
         task.add_done_callback(callback)
+
+
+class RunStart(NamedTuple):
+    """What an embed run starts from, local or on Ray (``start_run``)."""
+
+    db: Database
+    settings: Settings
+    report: EmbedReport
+    epochs: dict[str, int]
+    due: Plan
+    progress: Progress
+    started: float  # time.perf_counter()
+
+
+async def start_run(
+    options: EmbedOptions, db: Database | None, progress: bool, stream: Any
+) -> RunStart:
+    """The preamble of every embed run, local (``embed``) or on Ray
+    (``ray_engine.embed_ray``): the database (the current one unless given),
+    the model's settings, the epochs (bumped first for a rebuild), the plan
+    of the due records with the report's counts, and the progress bar."""
+    started = time.perf_counter()
+    db = db or await get_database()
+    settings = await model_settings()
+    report = EmbedReport(settings.model, settings.chunking)
+    with report.clock.measure("plan"):
+        if options.rebuild is not None:
+            await bump_epochs(db, options.kinds)
+        current = await epochs(db)
+        due = await plan(db, options.kinds, settings, options.rebuild)
+    for kind in options.kinds:
+        report.counts[kind] = KindCounts(due=len(due.due[kind]), unchanged=due.unchanged[kind])
+    bar = Progress("embed", "records", due.items, due.bytes, stream, enabled=progress)
+    return RunStart(db, settings, report, current, due, bar, started)
 
 
 async def embed(
@@ -589,19 +596,10 @@ async def embed(
     """Embed every due record of ``options.kinds`` (see the module docstring);
     with ``progress``, draw a live status line on ``stream`` (stderr)."""
     options = options or EmbedOptions()
-    db = db or await get_database()
     stop = stop or asyncio.Event()
-    started = time.perf_counter()
-    settings = await model_settings()
-    report = EmbedReport(settings.model, settings.chunking)
-    with report.clock.measure("plan"):
-        if options.rebuild is not None:
-            await bump_epochs(db, options.kinds)
-        current = await epochs(db)
-        due = await plan(db, options.kinds, settings, options.rebuild)
-    for kind in options.kinds:
-        report.counts[kind] = KindCounts(due=len(due.due[kind]), unchanged=due.unchanged[kind])
-    bar = Progress("embed", "records", due.items, due.bytes, stream, enabled=progress)
+    db, settings, report, current, due, bar, started = await start_run(
+        options, db, progress, stream
+    )
     provider = await Provider.open(
         options.concurrency,
         options.timeout,

@@ -41,9 +41,10 @@ from loguru import logger
 
 from fastnotebook import embedding
 from fastnotebook.app.database import Database, RecordID, get_database
-from fastnotebook.app.database.schema import ensure_vector_indexes, vector_dimension
 from fastnotebook.app.pipeline import faults
 from fastnotebook.app.pipeline.progress import Progress, StageClock
+from fastnotebook.app.pipeline.stages import model_settings
+from fastnotebook.app.pipeline.vector_index import ensure_vector_dimension
 from fastnotebook.errors import InvalidInputError
 from fastnotebook.notes import (
     Edge,
@@ -359,8 +360,7 @@ def _groups(pending: Sequence[_Pending], max_rows: int, max_notes: int) -> Itera
 
 
 async def _model_name() -> str:
-    from fastnotebook.app.pipeline.stages import model_settings
-
+    """The model's name as the pipeline's runs record it (``model_settings``)."""
     return (await model_settings()).model
 
 
@@ -372,15 +372,16 @@ async def _vectors_for(texts: list[str], clock: StageClock) -> list[list[float]]
     return [list(map(float, v)) for v in vectors]
 
 
+def _another_model(existing: int, dimension: int) -> Exception:
+    return InvalidInputError(
+        f"the database's vectors have dimension {existing}, the model gives {dimension}: "
+        "use another --data-dir for another model"
+    )
+
+
 async def _ensure_dimension(db: Database, dimension: int) -> None:
     """The HNSW index of the chunk vectors, with the database's vector dimension."""
-    existing = await vector_dimension(db)
-    if existing is not None and existing != dimension:
-        raise InvalidInputError(
-            f"the database's vectors have dimension {existing}, the model gives {dimension}: "
-            "use another --data-dir for another model"
-        )
-    await ensure_vector_indexes(dimension, db)
+    await ensure_vector_dimension(db, dimension, refuse=_another_model)
     await db.query(
         f"DEFINE INDEX IF NOT EXISTS {CHUNK}_embedding_hnsw ON TABLE {CHUNK} FIELDS embedding "
         f"HNSW DIMENSION {dimension} DIST COSINE;"

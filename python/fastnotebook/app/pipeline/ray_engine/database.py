@@ -15,11 +15,8 @@ import numpy as np
 from fastnotebook import embedding
 from fastnotebook.app.database import (
     Database,
-    drop_vector_indexes,
     ensure_vector_indexes,
-    get_database,
     query_isolated,
-    vector_dimension,
 )
 from fastnotebook.app.pipeline.progress import Progress
 from fastnotebook.app.pipeline.ray_engine.cluster import (
@@ -33,10 +30,8 @@ from fastnotebook.app.pipeline.ray_engine.cluster import (
 from fastnotebook.app.pipeline.stages import (
     EmbedOptions,
     EmbedReport,
-    KindCounts,
     groups,
-    model_settings,
-    other_dimensions,
+    start_run,
 )
 from fastnotebook.app.pipeline.state import (
     KINDS,
@@ -44,12 +39,14 @@ from fastnotebook.app.pipeline.state import (
     Item,
     Kind,
     Settings,
-    bump_epochs,
-    epochs,
-    plan,
+)
+from fastnotebook.app.pipeline.vector_index import (
+    ensure_vector_dimension,
+    mixed_dimensions,
+    other_dimensions,
 )
 from fastnotebook.app.pipeline.writer import Finished, write_group
-from fastnotebook.errors import ConfigurationError, DatabaseOperationError
+from fastnotebook.errors import DatabaseOperationError
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -146,20 +143,9 @@ class _DatabaseSink:
             return
         self.dimension = dimension
         with self.report.clock.measure("index"):
-            existing = await vector_dimension(self.db)
-            if existing == dimension:
-                return
-            if existing is not None:
-                if set(self.kinds) != set(KINDS):
-                    raise ConfigurationError(
-                        f"the stored vectors have dimension {existing} and the model gives "
-                        f"{dimension}: re-embed sources, insights and notes together"
-                    )
-                await drop_vector_indexes(self.db)
-            if await other_dimensions(self.db, dimension):
+            refuse = None if set(self.kinds) == set(KINDS) else mixed_dimensions
+            if not await ensure_vector_dimension(self.db, dimension, refuse):
                 self.index_deferred = True
-            else:
-                await ensure_vector_indexes(dimension, self.db)
 
     async def finalize(self) -> None:
         """Define the vector indexes that had to wait for the last old vector."""
@@ -243,18 +229,9 @@ async def embed_ray(
     options = options or EmbedOptions()
     ray_options = ray_options or RayOptions()
     require_ray()
-    db = db or await get_database()
-    started = time.perf_counter()
-    settings = await model_settings()
-    report = EmbedReport(settings.model, settings.chunking)
-    with report.clock.measure("plan"):
-        if options.rebuild is not None:
-            await bump_epochs(db, options.kinds)
-        current = await epochs(db)
-        due = await plan(db, options.kinds, settings, options.rebuild)
-    for kind in options.kinds:
-        report.counts[kind] = KindCounts(due=len(due.due[kind]), unchanged=due.unchanged[kind])
-    bar = Progress("embed", "records", due.items, due.bytes, stream, enabled=progress)
+    db, settings, report, current, due, bar, started = await start_run(
+        options, db, progress, stream
+    )
     sink = _DatabaseSink(db, settings, current, report, ray_options.write_rows, options.kinds, bar)
     try:
         if due.items:
