@@ -71,9 +71,10 @@ bench: build ## Benchmarks against the references, same run (figures: docs/perf,
 	$(PY) benches/bench_ray_scaling.py --docs docs/SCALING.md
 	$(PY) -m fastnotebook bench --out $(BENCH_OUT) --docs .
 
-docs: build ## Regenerate docs/api.md (docstrings) and docs/cli.md's reference (argument parser)
+docs: build ## Regenerate docs/api.md (docstrings), docs/cli.md's reference (argument parser) and docs/ARCHITECTURE.md's drawing (import graph)
 	$(PY) scripts/gen_api_docs.py
 	$(PY) scripts/gen_cli_docs.py
+	$(PY) scripts/gen_architecture.py
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := detect recursive markdown html chunk_chars chunk_tokens tokens pooling cleaning transcode
