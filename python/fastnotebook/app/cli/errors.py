@@ -31,6 +31,7 @@ __all__ = [
     "missing_app_message",
     "require_database",
     "require_model_packages",
+    "text_encoding",
 ]
 
 EXIT_FAILED = 1
@@ -122,6 +123,18 @@ def require_database(settings: DatabaseSettings) -> None:
         f"no database in {where}: check --data-dir (or ${DATA_DIR_ENV}, SURREAL_URL), "
         "or create one with `fastnotebook ingest PATH`"
     )
+
+
+def text_encoding(raw: str) -> str:
+    """An argparse type: a text encoding Python knows (``latin-1``, ``cp1252``, ...)."""
+    from fastnotebook.app.textcheck import check_encoding
+
+    try:
+        return check_encoding(raw)
+    except LookupError:
+        raise argparse.ArgumentTypeError(
+            f"must be a text encoding such as latin-1, cp1252 or shift_jis, got {raw!r}"
+        ) from None
 
 
 def positive_int(raw: str) -> int:

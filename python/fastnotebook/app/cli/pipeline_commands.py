@@ -21,6 +21,7 @@ from fastnotebook.app.cli.errors import (
     positive_int,
     require_database,
     require_model_packages,
+    text_encoding,
 )
 from fastnotebook.app.cli.ray_commands import add_ray_arguments
 from fastnotebook.app.cli.summaries import (
@@ -165,7 +166,8 @@ async def _embed_vault_chunks(quiet: bool) -> None:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    missing = [p for p in args.paths if not Path(p).expanduser().exists()]
+    # lexists: a symlink loop or a broken link is there (and skipped by ingest).
+    missing = [p for p in args.paths if not os.path.lexists(Path(p).expanduser())]
     if missing and not args.prune:
         raise CliError(
             f"not found: {', '.join(missing)} (check the path; to remove the sources "
@@ -173,7 +175,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         )
 
     async def work(db: Database) -> int:
-        report = await ingest(args.paths, db, progress=not args.quiet, prune=args.prune)
+        report = await ingest(
+            args.paths, db, progress=not args.quiet, prune=args.prune, encoding=args.encoding
+        )
         if not args.quiet:
             print(ingest_summary(report))
         for what, why in report.failures if args.quiet else []:
@@ -299,6 +303,11 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "--prune",
         action="store_true",
         help="also remove the sources under these paths whose files are gone",
+    )
+    ingest_cmd.add_argument(
+        "--encoding",
+        type=text_encoding,
+        help="encoding of the files that are not UTF-8 (default: detected, with a warning)",
     )
     ingest_cmd.set_defaults(run=cmd_ingest)
 

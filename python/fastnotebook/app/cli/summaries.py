@@ -43,10 +43,15 @@ def ingest_summary(report: IngestReport) -> str:
     if report.unsupported:
         extra.append(f"{report.unsupported:,} files skipped (type not supported)")
     if report.skipped:
-        extra.append(f"{len(report.skipped):,} files skipped (not text):")
+        extra.append(f"{len(report.skipped):,} files skipped (not text, or not a file to read):")
         extra += [f"  {path}: {why}" for path, why in report.skipped[:_FAILURES_SHOWN]]
         if len(report.skipped) > _FAILURES_SHOWN:
             extra.append(f"  ... and {len(report.skipped) - _FAILURES_SHOWN} more")
+    if report.decoded:
+        extra.append(f"{len(report.decoded):,} files not UTF-8, decoded (check their text):")
+        extra += [f"  {path}: {why}" for path, why in report.decoded[:_FAILURES_SHOWN]]
+        if len(report.decoded) > _FAILURES_SHOWN:
+            extra.append(f"  ... and {len(report.decoded) - _FAILURES_SHOWN} more")
     if report.cleaned:
         removed = sum(n for _, n in report.cleaned)
         extra.append(f"{removed:,} NUL characters removed from {len(report.cleaned):,} files")

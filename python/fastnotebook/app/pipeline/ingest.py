@@ -5,8 +5,11 @@ so ingesting the same folder twice updates the sources whose text, title or
 front matter changed and leaves the rest untouched. Nothing is deleted
 unless ``prune`` says so: then the sources under the given paths whose
 files are gone are removed (``fastnotebook.app.pipeline.sources``). A binary
-file is skipped with the reason and NUL characters are removed from text
-(``fastnotebook.app.textcheck``).
+file, a symlink loop, a broken symlink and a FIFO or device are skipped with
+the reason; a file that is not UTF-8 is decoded with the encoding given (or
+detected) and named with a warning; NUL characters are removed from text
+(``fastnotebook.app.textcheck``). One file never stops the run: whatever it
+is, it is named in the report and the others are stored.
 Files are read in a worker thread a batch ahead of the writes, and each
 batch is written in one transaction (new sources inserted, changed ones
 updated), so an interrupted ingest leaves whole batches and a second run
@@ -59,6 +62,8 @@ class IngestReport:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     #: Files whose text lost NUL characters: (path, how many).
     cleaned: list[tuple[str, int]] = field(default_factory=list)
+    #: Files that are not UTF-8, decoded with another encoding: (path, warning).
+    decoded: list[tuple[str, str]] = field(default_factory=list)
     #: Sources removed by ``prune``: (id, path).
     removed: list[tuple[str, str]] = field(default_factory=list)
     bytes: int = 0
@@ -105,13 +110,13 @@ class _Read:
     unused_bytes: int = 0  # of the files skipped or failed
 
 
-def _read_batch(paths: list[Path]) -> _Read:
+def _read_batch(paths: list[Path], encoding: str | None = None) -> _Read:
     """Read a batch of files (in a worker thread)."""
     start = time.perf_counter()
     read = _Read([], [], [], 0.0)
     for path in paths:
         try:
-            read.documents.append(read_document(path))
+            read.documents.append(read_document(path, encoding))
         except BinaryFileError as e:
             read.skipped.append((str(path), str(e)))
             read.unused_bytes += _size(path)
@@ -194,9 +199,11 @@ async def ingest(
     batch_bytes: int = 4_000_000,
     batch_files: int = 256,
     prune: bool = False,
+    encoding: str | None = None,
 ) -> IngestReport:
     """Create or update a source for every supported file under ``paths``;
-    with ``prune``, remove the sources under ``paths`` whose files are gone."""
+    with ``prune``, remove the sources under ``paths`` whose files are gone.
+    ``encoding`` decodes the files that are not UTF-8 (default: detected)."""
     started = time.perf_counter()
     db = db or await get_database()
     report = IngestReport()
@@ -207,6 +214,10 @@ async def ingest(
         found.unsupported,
         found.missing,
     )
+    report.skipped.extend(found.skipped)
+    report.failures.extend(found.failures)
+    for path, reason in found.skipped:
+        logger.warning("{}: skipped, {}", path, reason)
     with report.clock.measure("plan"):
         known = await _known_sources(db, (str(p) for p in found.files))
     total = sum(_size(path) for path in found.files)
@@ -215,7 +226,7 @@ async def ingest(
 
     async def reader() -> None:
         for batch in _batches(found.files, batch_bytes, batch_files):
-            await reading.put(await asyncio.to_thread(_read_batch, batch))
+            await reading.put(await asyncio.to_thread(_read_batch, batch, encoding))
         await reading.put(None)
 
     task = asyncio.create_task(reader())
@@ -233,6 +244,9 @@ async def ingest(
                         doc.removed_nul,
                         "" if doc.removed_nul == 1 else "s",
                     )
+                if doc.warning:
+                    report.decoded.append((str(doc.path), doc.warning))
+                    logger.warning("{}: {}", doc.path, doc.warning)
             for path, reason in result.skipped:
                 logger.warning("{}: skipped, {}", path, reason)
             await _write(db, result.documents, known, report)
