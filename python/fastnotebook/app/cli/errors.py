@@ -30,6 +30,7 @@ __all__ = [
     "CliError",
     "missing_app_message",
     "require_database",
+    "require_folder",
     "require_model_packages",
     "text_encoding",
 ]
@@ -135,6 +136,27 @@ def text_encoding(raw: str) -> str:
         raise argparse.ArgumentTypeError(
             f"must be a text encoding such as latin-1, cp1252 or shift_jis, got {raw!r}"
         ) from None
+
+
+def require_folder(settings: DatabaseSettings) -> None:
+    """``CliError`` if the folder of an on-disk embedded database is a file,
+    or lies under one: the database could never be opened or created there."""
+    from fastnotebook.app.database.settings import DATA_DIR_ENV
+
+    store = settings.local_path
+    if store is None:
+        return
+    where: Path = store.parent if store.name == "surrealdb" else store
+    for folder in (store, where, *where.parents):
+        if not folder.exists():
+            continue
+        if folder.is_dir():
+            return
+        blocked = "is a file" if folder in (store, where) else f"is under {folder}, a file"
+        raise CliError(
+            f"the database folder {where} {blocked}: point --data-dir (or ${DATA_DIR_ENV}) "
+            "at a folder"
+        )
 
 
 def positive_int(raw: str) -> int:

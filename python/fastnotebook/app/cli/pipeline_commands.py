@@ -20,6 +20,7 @@ from fastnotebook.app.cli.errors import (
     CliError,
     positive_int,
     require_database,
+    require_folder,
     require_model_packages,
     text_encoding,
 )
@@ -92,6 +93,7 @@ async def with_database(
     current for ``work``, close it afterwards. Unless ``create``, a missing
     on-disk database is a ``CliError`` (nothing is created)."""
     settings = settings or DatabaseSettings.from_env()
+    require_folder(settings)
     if not create:
         require_database(settings)
     db = await open_database(settings)
@@ -253,11 +255,29 @@ def cmd_search(args: argparse.Namespace) -> int:
             print()
         else:
             print(hits_text(hits, await search_paths(db, hits), k=args.k))
+            if not hits and (vault := await _vault_root(db)):
+                print(
+                    f"this database holds the note vault {vault}, which `notes search` "
+                    f"searches: fastnotebook notes search {_quoted(args.query)}"
+                )
         return 0
 
     use_data_dir(args)
     require_model_packages()
     return asyncio.run(with_database(work, create=False))
+
+
+async def _vault_root(db: Database) -> str | None:
+    """The folder of the note vault stored in ``db`` (None: none)."""
+    from fastnotebook.notes.store import stored_vault_root
+
+    return await stored_vault_root(db)
+
+
+def _quoted(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
 
 
 def cmd_sources_list(args: argparse.Namespace) -> int:

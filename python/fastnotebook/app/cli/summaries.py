@@ -151,7 +151,9 @@ def sources_table(sources: Sequence[SourceInfo]) -> str:
             notes.append("unreadable (NUL in text)")
         if source.exists is False:
             notes.append("file gone")
-        if not notes:
+        elif source.changed:
+            notes.append("changed")  # on disk, since it was ingested
+        if notes in ([], ["changed"]):
             notes.append("embedded" if source.embedded else "not embedded")
         return ", ".join(notes)
 
@@ -161,7 +163,10 @@ def sources_table(sources: Sequence[SourceInfo]) -> str:
     width = max(len(line) for line in lines)
     where = ["path", "-" * 4] + [s.path or f"({s.title or 'untitled'})" for s in sources]
     embedded = sum(s.embedded for s in sources)
+    changed = sum(bool(s.changed) and s.exists is not False for s in sources)
+    total = f"{_count(len(sources), 'source')}, {embedded} embedded"
+    if changed:
+        total += f", {changed} changed on disk since ingested (`fastnotebook ingest` updates them)"
     return "\n".join(
-        [f"{line.ljust(width)}  {path}" for line, path in zip(lines, where, strict=True)]
-        + [f"{_count(len(sources), 'source')}, {embedded} embedded"]
+        [f"{line.ljust(width)}  {path}" for line, path in zip(lines, where, strict=True)] + [total]
     )

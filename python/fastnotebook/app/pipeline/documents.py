@@ -187,6 +187,7 @@ class Document:
     metadata: dict[str, Any] | None
     topics: list[str]
     size: int  # bytes read
+    mtime_ns: int = 0  # the file's modification time when read
     removed_nul: int = 0  # NUL characters removed from the file's text
     #: Set when the file is not UTF-8: the encoding it was decoded with, and how chosen.
     warning: str | None = None
@@ -196,6 +197,7 @@ def read_document(path: Path, encoding: str | None = None) -> Document:
     """Read and decode one file, splitting off Markdown front matter.
     ``textcheck.BinaryFileError`` (a ``ValueError``) if it is not text;
     ``encoding`` is used for a file that is not UTF-8 (else it is detected)."""
+    mtime_ns = path.stat().st_mtime_ns
     read = read_text_file(path, encoding)
     text = read.text
     kind = detect_content_type_from_extension(path) or ContentType.PLAIN
@@ -209,6 +211,7 @@ def read_document(path: Path, encoding: str | None = None) -> Document:
         metadata=metadata,
         topics=_topics(metadata),
         size=read.size,
+        mtime_ns=mtime_ns,
         removed_nul=read.removed_nul,
         warning=read.warning,
     )

@@ -45,6 +45,9 @@ FOR $row IN $changed {
     UPDATE $row.id SET title = $row.title, full_text = $row.full_text, topics = $row.topics,
         metadata = $row.metadata ?? NONE, asset = $row.asset RETURN NONE;
 };
+FOR $row IN $touched {
+    UPDATE $row.id SET asset = $row.asset RETURN NONE;
+};
 COMMIT TRANSACTION;
 """
 
@@ -78,6 +81,7 @@ class _Known:
     title: str | None
     metadata: dict[str, Any] | None
     topics: list[str]
+    stat: tuple[Any, Any]  # the file's size and mtime (ns) as last ingested
 
 
 def _size(path: Path) -> int:
@@ -137,7 +141,8 @@ async def _known_sources(db: Database, paths: Iterable[str]) -> dict[str, _Known
     try:
         rows = await db.query(
             "SELECT id, asset.file_path AS path, crypto::sha256(full_text ?? '') AS hash, "
-            "title, metadata, topics FROM source WHERE asset.file_path != NONE;"
+            "title, metadata, topics, asset.file_size AS file_size, "
+            "asset.file_mtime_ns AS file_mtime_ns FROM source WHERE asset.file_path != NONE;"
         )
     except DatabaseOperationError:
         rows = await _known_rows_one_by_one(db, wanted)
@@ -153,6 +158,7 @@ async def _known_sources(db: Database, paths: Iterable[str]) -> dict[str, _Known
                 row.get("title"),
                 row.get("metadata"),
                 row.get("topics") or [],
+                (row.get("file_size"), row.get("file_mtime_ns")),
             ),
         )
     return known
@@ -184,7 +190,8 @@ def _record(doc: Document) -> dict[str, Any]:
         "title": doc.title,
         "full_text": doc.text,
         "topics": doc.topics,
-        "asset": {"file_path": str(doc.path)},
+        # Size and modification time: `sources list` compares them with the file's.
+        "asset": {"file_path": str(doc.path), "file_size": doc.size, "file_mtime_ns": doc.mtime_ns},
     }
     if doc.metadata is not None:
         record["metadata"] = doc.metadata
@@ -282,6 +289,7 @@ async def _write(
 ) -> None:
     new: list[dict[str, Any]] = []
     changed: list[dict[str, Any]] = []
+    touched: list[dict[str, Any]] = []  # same content, other size or mtime
     with report.clock.measure("hash"):
         for doc in documents:
             report.bytes += doc.size
@@ -297,13 +305,15 @@ async def _write(
             )
             if same:
                 report.unchanged += 1
+                if before.stat != (doc.size, doc.mtime_ns):
+                    touched.append({"id": before.id, "asset": _record(doc)["asset"]})
             else:
                 changed.append({"id": before.id, **_record(doc), "metadata": doc.metadata})
-    if not new and not changed:
+    if not new and not changed and not touched:
         return
     faults.checkpoint("writing")
     with report.clock.measure("write"):
-        await db.query_all(_WRITE, {"new": new, "changed": changed})
+        await db.query_all(_WRITE, {"new": new, "changed": changed, "touched": touched})
     faults.checkpoint("ingested")
     report.created += len(new)
     report.updated += len(changed)
