@@ -140,7 +140,7 @@ def test_notes_import_decodes_a_latin_1_note_and_names_the_bad_files(tmp_path: P
     data = tmp_path / "data"
     run = cli("notes", "import", str(vault), "--encoding", "latin-1", data_dir=data)
     assert run.returncode == 1, run.stderr  # two files failed; the others are stored
-    assert "not UTF-8, decoded (1; check their text):" in run.stdout
+    assert "not UTF-8, decoded (1; check their text; --encoding names the encoding):" in run.stdout
     assert "  Latin.md: not UTF-8: decoded as latin-1 (as --encoding says)" in run.stdout
     assert "  pipe.md: not a regular file: a FIFO (named pipe)" in run.stdout
     assert "  selflink.md: cannot read the file" in run.stdout

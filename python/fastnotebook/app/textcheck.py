@@ -196,12 +196,12 @@ def text_file(raw: bytes, encoding: str | None = None) -> TextFile:
                 bad = text.count("\ufffd") - raw.count(_REPLACEMENT_UTF8)
                 warning = (
                     f"not UTF-8 (byte {e.start}), no encoding detected: {bad} "
-                    "bytes replaced by U+FFFD (--encoding names the encoding)"
+                    "bytes replaced by U+FFFD"
                 )
             else:
                 used = legacy
                 text = raw.decode(legacy, errors="replace")
-                how = "as --encoding says" if encoding else "detected; --encoding sets another"
+                how = "as --encoding says" if encoding else "detected"
                 warning = f"not UTF-8: decoded as {legacy} ({how})"
     nul = text.count("\x00")
     if nul:

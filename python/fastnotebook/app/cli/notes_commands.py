@@ -100,7 +100,10 @@ def _import_summary(report: Any) -> str:
         f"({format_rate(report.bytes, report.seconds)}); {report.clock.breakdown(report.seconds)}"
     )
     if report.warnings:
-        lines.append(f"not UTF-8, decoded ({len(report.warnings)}; check their text):")
+        lines.append(
+            f"not UTF-8, decoded ({len(report.warnings)}; check their text; "
+            "--encoding names the encoding):"
+        )
         lines += [f"  {w.path}: {w.message}" for w in report.warnings]
     if report.errors:
         lines.append(f"failed ({len(report.errors)}), skipped, everything else imported:")

@@ -48,7 +48,10 @@ def ingest_summary(report: IngestReport) -> str:
         if len(report.skipped) > _FAILURES_SHOWN:
             extra.append(f"  ... and {len(report.skipped) - _FAILURES_SHOWN} more")
     if report.decoded:
-        extra.append(f"{len(report.decoded):,} files not UTF-8, decoded (check their text):")
+        extra.append(
+            f"{len(report.decoded):,} files not UTF-8, decoded (check their text; "
+            "--encoding names the encoding):"
+        )
         extra += [f"  {path}: {why}" for path, why in report.decoded[:_FAILURES_SHOWN]]
         if len(report.decoded) > _FAILURES_SHOWN:
             extra.append(f"  ... and {len(report.decoded) - _FAILURES_SHOWN} more")

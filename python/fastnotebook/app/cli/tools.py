@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -27,7 +28,7 @@ _OPTION_NAMES = (
 
 def _read(path: Path) -> str:
     """The file's text as ``ingest`` stores it (docs/ROBUSTNESS.md, "Bad files")."""
-    if not path.exists():
+    if not os.path.lexists(path):  # a symlink loop is there, and cannot be read
         raise CliError(f"no such file: {path}")
     if path.is_dir():
         raise CliError(f"{path} is a folder: give one file (`fastnotebook ingest` takes folders)")
@@ -39,6 +40,8 @@ def _read(path: Path) -> str:
         raise CliError(f"cannot read {path}: {e.strerror or e}") from e
     if read.removed_nul:
         logger.warning("{}: removed {} NUL characters", path, read.removed_nul)
+    if read.warning:
+        logger.warning("{}: {}", path, read.warning)
     return read.text
 
 
