@@ -241,7 +241,7 @@ def row(name: str, result: dict[str, Any]) -> list[str]:
 
 def markdown(rows: list[list[str]]) -> str:
     headers = ["run", "documents", "chunks", "MB", "embed s", "docs/s", "MB/s", "peak MB"]
-    headers.append("busy time (share of wall)")
+    headers.append("busy time (share of wall; the parts overlap)")
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(lines)

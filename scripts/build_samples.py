@@ -72,6 +72,17 @@ GUIDES = (
     "gettext",
 )
 
+# The small set shipped in the package for `fastnotebook demo` after a pip
+# install (a test checks that it equals its originals here).
+PACKAGED = ROOT.parent / "python" / "fastnotebook" / "app" / "cli" / "demo_samples"
+PACKAGED_FILES = (
+    "LICENSE-PSF.txt",
+    "python-docs/html/subprocess.html",
+    "python-docs/text/difflib.txt",
+    "python-docs/text/zipfile.txt",
+    *(f"python-docs/guides/{name}.md" for name in GUIDES),
+)
+
 
 def _members(module: ModuleType) -> list[tuple[str, object]]:
     public = getattr(module, "__all__", None) or [n for n in dir(module) if not n.startswith("_")]
@@ -138,6 +149,11 @@ def main() -> None:
         (docs / "guides" / f"{name}.md").write_text(guide(module), encoding="utf-8")
     license_file = Path(inspect.getfile(inspect)).parent / "LICENSE.txt"
     shutil.copyfile(license_file, ROOT / "LICENSE-PSF.txt")
+    if PACKAGED.exists():
+        shutil.rmtree(PACKAGED)
+    for name in PACKAGED_FILES:
+        (PACKAGED / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / name, PACKAGED / name)
     total = sum(p.stat().st_size for p in docs.rglob("*") if p.is_file())
     print(f"wrote {sum(1 for p in docs.rglob('*') if p.is_file())} files, {total / 1e6:.2f} MB")
 

@@ -143,7 +143,9 @@ def test_headline_rows_compare_with_the_original_and_the_fastest_peer() -> None:
     pooling = by_task["mean_pool_embeddings, lists of floats (10 x 8 x 768 float lists)"]
     assert pooling[1:4] == ["1.20 GB/s", "original (numpy, from lists): 0.30 GB/s", "4.0x"]
     bulk = by_task["bulk embedding, default model (50 chunks)"]
-    assert bulk[1] == "share of wall time: model 99.0%, database 5.0%, fastnotebook 0.01%"
+    assert bulk[1] == (
+        "share of wall time (the parts overlap): model 99.0%, database 5.0%, fastnotebook 0.01%"
+    )
     # Content types the run did not measure get no row.
     assert not any(task.startswith("chunk_text, plain text") for task in by_task)
     records = by_task["chunk records, markdown, 400 tokens"]

@@ -118,3 +118,102 @@ def test_the_command_line_without_the_application_packages(tmp_path: Path) -> No
             "pip install 'fastnotebook[app]'"
         ], done.stderr
     assert cli("--version").stdout.startswith("fastnotebook ")
+
+
+def lean_cli(*args: str, blocked: str = "") -> subprocess.CompletedProcess[str]:
+    """The command line as installed without the app extra (and ``blocked``,
+    more top-level modules that are not installed)."""
+    prelude = WITHOUT_APP
+    if blocked:
+        prelude = prelude.replace(
+            "if name.split", f"if name.split('.')[0] in {blocked.split(',')!r} or name.split"
+        )
+    script = prelude + textwrap.dedent(
+        """
+        from fastnotebook.app.cli import main
+        sys.exit(main(sys.argv[1:]))
+        """
+    )
+    return subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def every_command() -> list[list[str]]:
+    """Each command and sub-command of the full command line."""
+    import argparse
+
+    from fastnotebook.app.cli import build_parser
+
+    def walk(parser: argparse.ArgumentParser, prefix: list[str]) -> list[list[str]]:
+        found = []
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    found.append([*prefix, name])
+                    found += walk(sub, [*prefix, name])
+        return found
+
+    return walk(build_parser(), [])
+
+
+def test_help_of_every_command_works_without_the_app_extra_and_names_it() -> None:
+    commands = every_command()
+    assert ["notes", "import"] in commands and ["sources", "list"] in commands
+    for command in [[], *commands]:
+        helped = lean_cli(*command, "--help")
+        assert (helped.returncode, helped.stderr) == (0, ""), (command, helped.stderr)
+        assert helped.stdout.startswith("usage: fastnotebook"), command
+        if command and command[0] in ("ingest", "embed", "search", "sources", "notes", "demo"):
+            assert "pip install 'fastnotebook[app]'" in " ".join(helped.stdout.split()), command
+    # Any other arguments: the one line that names the extra.
+    run = lean_cli("notes", "import", "--no-embed", "vault")
+    assert run.returncode == 1
+    [line] = run.stderr.strip().splitlines()
+    assert line.startswith("fastnotebook notes: this command needs the app extra (")
+    assert line.endswith(" is not installed): pip install 'fastnotebook[app]'")
+    # A command that is there still refuses what it does not know.
+    wrong = lean_cli("chunk", "--nonsense", "x")
+    assert wrong.returncode == 2 and "unrecognized arguments: --nonsense" in wrong.stderr
+
+
+def test_bench_names_the_extra_it_needs() -> None:
+    run = lean_cli("bench", "--max-documents", "1", blocked="langchain_text_splitters")
+    assert run.returncode == 1
+    assert run.stderr.strip().splitlines() == [
+        "fastnotebook bench: needs langchain_text_splitters: pip install 'fastnotebook[reference]'"
+    ]
+    both = lean_cli("bench", blocked="langchain_text_splitters,matplotlib")
+    assert both.stderr.strip().splitlines() == [
+        "fastnotebook bench: needs langchain_text_splitters and matplotlib: "
+        "pip install 'fastnotebook[reference,bench]'"
+    ]
+
+
+def test_the_demo_samples_are_package_data() -> None:
+    """``fastnotebook demo`` ingests ``demo_samples`` when installed: the files
+    are inside the package folder (maturin puts every file of
+    ``python/fastnotebook`` in the wheel), tracked, not excluded, and equal to
+    their originals under ``samples/`` (scripts/build_samples.py copies them)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "build_samples", ROOT / "scripts/build_samples.py"
+    )
+    assert spec is not None and spec.loader is not None
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    packaged = ROOT / "python/fastnotebook/app/cli/demo_samples"
+    assert packaged == build.PACKAGED
+    shipped = sorted(p.relative_to(packaged).as_posix() for p in packaged.rglob("*") if p.is_file())
+    assert shipped == sorted(build.PACKAGED_FILES)
+    for name in shipped:
+        assert (packaged / name).read_bytes() == (ROOT / "samples" / name).read_bytes(), name
+    assert sum((packaged / name).stat().st_size for name in shipped) < 400_000  # a small set
+    tracked = subprocess.run(
+        ["git", "ls-files", str(packaged)], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert len(tracked) == len(shipped)
+    maturin = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["maturin"]
+    assert maturin["python-source"] == "python"
+    assert not maturin.get("exclude") and not maturin.get("include")

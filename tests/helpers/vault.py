@@ -127,13 +127,14 @@ def write_mini_vault(root: Path, *, seed: int = 0, extra_notes: int = 6) -> Mini
     # Broken files.
     put("broken/Bad yaml.md", "---\ntitle: [unclosed\ntags: x\n---\nBody of a broken note.\n")
     put("broken/List front matter.md", "---\n- a\n- b\n---\nBody.\n")
-    put("broken/Not utf8.md", b"caf\xe9 \xff\xfe latin-1 bytes\n")
+    # Not text (a file that is only not UTF-8 is decoded: tests/app/test_cli_ingest_files.py).
+    put("broken/Not text.md", b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)))
     put("broken/Bad date.md", "---\ncreated: 2024-13-45\n---\nBody.\n")
     put("broken/Duplicate id.md", "---\nid: concept-a-id\n---\nClaims a taken id.\n")
     vault.broken |= {
         "broken/Bad yaml.md",
         "broken/List front matter.md",
-        "broken/Not utf8.md",
+        "broken/Not text.md",
         "broken/Duplicate id.md",
         "broken/Bad date.md",  # YAML reads it as a date that does not exist
     }

@@ -14,8 +14,12 @@ one rule (docs/ROBUSTNESS.md, "Bad files"):
   a few Latin-1 letters, do not make it binary: NUL is removed and the
   letters replaced (below).
 - Text is UTF-8 (a byte order mark is dropped); UTF-16 and UTF-32 files with
-  a byte order mark are decoded as such. Bytes that are not UTF-8 become
-  U+FFFD, so a Latin-1 file with a few accented letters is still text.
+  a byte order mark are decoded as such. A file that is not valid UTF-8 is
+  decoded with the encoding the caller names (``--encoding``), else with the
+  one charset-normalizer detects (preferring the Windows code pages, cp1252
+  first, among its best candidates), and the result says so in ``warning``; the
+  invalid-UTF-8 share above then does not make it binary. When neither gives
+  an encoding, bytes that are not UTF-8 become U+FFFD, also with a warning.
 - NUL characters (U+0000) are removed, and the count reported: SurrealDB
   stores a string with NUL but cannot send it back ("to be serialized
   string contained a null byte"), so one such record made every read of
@@ -25,10 +29,21 @@ one rule (docs/ROBUSTNESS.md, "Bad files"):
 from __future__ import annotations
 
 import codecs
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["BinaryFileError", "TextFile", "binary_reason", "decode_text", "read_text_file"]
+__all__ = [
+    "BinaryFileError",
+    "SpecialFileError",
+    "TextFile",
+    "binary_reason",
+    "check_encoding",
+    "decode_text",
+    "read_text_file",
+    "special_kind",
+    "text_file",
+]
 
 SAMPLE_BYTES = 65536
 MINIMUM_BAD_BYTES = 8
@@ -86,6 +101,8 @@ class TextFile:
     size: int  # bytes read
     removed_nul: int  # NUL characters removed
     encoding: str
+    #: Set when the file is not UTF-8: how it was decoded (for the summary).
+    warning: str | None = None
 
 
 def _bom_encoding(raw: bytes) -> str | None:
@@ -95,8 +112,10 @@ def _bom_encoding(raw: bytes) -> str | None:
     return None
 
 
-def binary_reason(raw: bytes) -> str | None:
-    """Why ``raw`` is not text (e.g. "a PNG image"), or None if it is text."""
+def binary_reason(raw: bytes, count_invalid: bool = True) -> str | None:
+    """Why ``raw`` is not text (e.g. "a PNG image"), or None if it is text.
+    Unless ``count_invalid``, bytes that are not UTF-8 do not count (the
+    file has a legacy encoding)."""
     for prefix, name in _MAGIC:
         if raw.startswith(prefix):
             return name
@@ -112,7 +131,7 @@ def binary_reason(raw: bytes) -> str | None:
     text = sample.decode("utf-8", errors="replace")
     if len(sample) == SAMPLE_BYTES:
         text = text.rstrip("\ufffd")
-    invalid = text.count("\ufffd") - sample.count(_REPLACEMENT_UTF8)
+    invalid = text.count("\ufffd") - sample.count(_REPLACEMENT_UTF8) if count_invalid else 0
     controls = len(sample) - len(sample.translate(None, _CONTROLS))
     bad = max(invalid, 0) + controls + nul
     if bad >= MINIMUM_BAD_BYTES and bad > NOT_TEXT_SHARE * len(sample):
@@ -121,23 +140,108 @@ def binary_reason(raw: bytes) -> str | None:
     return None
 
 
-def decode_text(raw: bytes) -> tuple[str, int, str]:
-    """The text of ``raw`` (not binary: see ``binary_reason``), the number of
-    NUL characters removed, and the encoding used."""
-    encoding = _bom_encoding(raw) or "utf-8-sig"
-    text = raw.decode(encoding, errors="replace")
+def check_encoding(name: str) -> str:
+    """``name`` if Python knows a text encoding by it; ``LookupError`` otherwise."""
+    info = codecs.lookup(name)
+    if not getattr(info, "_is_text_encoding", True):
+        raise LookupError(f"{name} is not a text encoding")
+    return name
+
+
+_WINDOWS = tuple(f"cp125{n}" for n in range(9))
+
+
+def _detect(raw: bytes) -> str | None:
+    """The legacy encoding charset-normalizer finds for ``raw`` (its first
+    64 KiB), or None. Short texts fit several code pages equally well, and
+    its tie-break by language coherence often lands on a rare one (cp1006 or
+    mac_cyrillic for plain French or Russian), so among the candidates with
+    the least chaos cp1252 is taken first, then the first other Windows code
+    page (cp1250-cp1258), and only then its own best."""
+    from charset_normalizer import from_bytes
+
+    matches = from_bytes(raw[:SAMPLE_BYTES])
+    best = matches.best()
+    if best is None:
+        return None
+    least = [name for m in matches if m.chaos == best.chaos for name in m.could_be_from_charset]
+    windows = [name for name in least if name in _WINDOWS]
+    if windows:
+        return "cp1252" if "cp1252" in windows else windows[0]
+    name = best.encoding
+    return None if name in ("utf_8", "ascii") else name
+
+
+def text_file(raw: bytes, encoding: str | None = None) -> TextFile:
+    """The text of a file's bytes by the module's rule; ``BinaryFileError`` if
+    it is not text. ``encoding`` is used for a file that is not UTF-8 (one
+    with a byte order mark, or valid UTF-8, is always read as such)."""
+    reason = binary_reason(raw, count_invalid=False)
+    if reason is not None:
+        raise BinaryFileError(f"not a text file: {reason}")
+    warning = None
+    used = _bom_encoding(raw) or "utf-8-sig"
+    try:
+        text = raw.decode(used, errors="strict" if used == "utf-8-sig" else "replace")
+    except UnicodeDecodeError as e:
+        if raw.startswith(codecs.BOM_UTF8):
+            text = raw.decode(used, errors="replace")
+        else:
+            legacy = encoding or _detect(raw)
+            if legacy is None:
+                reason = binary_reason(raw)
+                if reason is not None:
+                    raise BinaryFileError(f"not a text file: {reason}") from None
+                text = raw.decode(used, errors="replace")
+                bad = text.count("\ufffd") - raw.count(_REPLACEMENT_UTF8)
+                warning = (
+                    f"not UTF-8 (byte {e.start}), no encoding detected: {bad} "
+                    "bytes replaced by U+FFFD"
+                )
+            else:
+                used = legacy
+                text = raw.decode(legacy, errors="replace")
+                how = "as --encoding says" if encoding else "detected"
+                warning = f"not UTF-8: decoded as {legacy} ({how})"
     nul = text.count("\x00")
     if nul:
         text = text.replace("\x00", "")
-    return text, nul, "utf-8" if encoding == "utf-8-sig" else encoding
+    return TextFile(text, len(raw), nul, "utf-8" if used == "utf-8-sig" else used, warning)
 
 
-def read_text_file(path: Path) -> TextFile:
+def decode_text(raw: bytes, encoding: str | None = None) -> tuple[str, int, str]:
+    """The text of ``raw`` (not binary: see ``binary_reason``) by the
+    module's rule, the number of NUL characters removed, and the encoding
+    used."""
+    read = text_file(raw, encoding)
+    return read.text, read.removed_nul, read.encoding
+
+
+def read_text_file(path: Path, encoding: str | None = None) -> TextFile:
     """Read ``path`` by the module's rule; ``BinaryFileError`` if it is not
-    text, ``OSError`` if it cannot be read."""
-    raw = path.read_bytes()
-    reason = binary_reason(raw)
-    if reason is not None:
-        raise BinaryFileError(f"not a text file: {reason}")
-    text, nul, encoding = decode_text(raw)
-    return TextFile(text, len(raw), nul, encoding)
+    text (``SpecialFileError`` if it is a FIFO, a device or a folder, refused
+    without being opened: reading a FIFO waits forever), ``OSError`` if it
+    cannot be read (a symlink loop included)."""
+    mode = path.stat().st_mode
+    if not stat.S_ISREG(mode):
+        raise SpecialFileError(f"not a regular file: {special_kind(mode)}")
+    return text_file(path.read_bytes(), encoding)
+
+
+class SpecialFileError(BinaryFileError):
+    """A path that is not a regular file (a FIFO, a socket, a device, a folder):
+    skipped like a binary file, never opened."""
+
+
+def special_kind(mode: int) -> str:
+    """What a non-regular file is, from its ``st_mode``."""
+    for test, name in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return name
+    return "a special file"

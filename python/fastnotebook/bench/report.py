@@ -433,7 +433,7 @@ def headline_rows(report: Report, pipeline: dict[str, Any] | None = None) -> lis
         rows.append(
             [
                 f"bulk embedding, default model ({run['chunks']:,} chunks)",
-                f"share of wall time: {pipeline_shares(run)}",
+                f"share of wall time (the parts overlap): {pipeline_shares(run)}",
                 "-",
                 "-",
                 "-",
@@ -540,7 +540,15 @@ def performance_section(
             ]
             for name, r in pipeline.items()
         ]
-        header = ["run", "documents", "chunks", "MB", "embed s", "peak MB", "busy (share of wall)"]
+        header = [
+            "run",
+            "documents",
+            "chunks",
+            "MB",
+            "embed s",
+            "peak MB",
+            "busy (share of wall; the parts overlap)",
+        ]
         lines += ["### Bulk embedding (`benches/bench_pipeline.py`)", "", *_table(header, rows), ""]
     lines.append(TIMING_NOTE)
     lines += [f"Missing: {name}: {reason}" for name, reason in report.missing.items()]

@@ -6,6 +6,7 @@ import gc
 import hashlib
 import os
 import posixpath
+import stat
 import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -15,7 +16,7 @@ from fastnotebook.errors import NoteParseError
 from fastnotebook.notes.chunk import chunk_note
 from fastnotebook.notes.config import NotesConfig
 from fastnotebook.notes.model import Edge, Note, NoteChunk, NoteError, VaultParse
-from fastnotebook.notes.parse import parse_note_file
+from fastnotebook.notes.parse import parse_note, parse_note_file
 
 __all__ = ["LinkResolver", "edges_for_note", "edges_of_note", "read_vault", "vault_files"]
 
@@ -133,12 +134,17 @@ def vault_files(root: str | os.PathLike[str]) -> list[str]:
     return sorted(found)
 
 
-def read_vault(root: str | os.PathLike[str], config: NotesConfig = _DEFAULT) -> VaultParse:
+def read_vault(
+    root: str | os.PathLike[str], config: NotesConfig = _DEFAULT, encoding: str | None = None
+) -> VaultParse:
     """Parse, chunk and link every note of a vault folder.
 
-    A file that is not UTF-8 or whose front matter is malformed becomes a
-    ``NoteError`` (the others are unaffected); so does a second note claiming a
-    front matter ``id`` already taken. Notes are sorted by path.
+    A file that is not UTF-8 is decoded by ``ingest``'s rule
+    (``fastnotebook.app.textcheck.text_file``: ``encoding``, else the one
+    detected) and named in ``warnings``. A file that cannot be read (a
+    symlink loop, a FIFO), is not text, or whose front matter is malformed
+    becomes a ``NoteError`` (the others are unaffected); so does a second
+    note claiming a front matter ``id`` already taken. Notes are sorted by path.
     """
     # The records of a vault hold no reference cycles: the cyclic garbage
     # collector, which would otherwise scan the growing result again and
@@ -146,29 +152,41 @@ def read_vault(root: str | os.PathLike[str], config: NotesConfig = _DEFAULT) -> 
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _read_vault(Path(root), config)
+        return _read_vault(Path(root), config, encoding)
     finally:
         if collecting:
             gc.enable()
 
 
-def _read_vault(base: Path, config: NotesConfig) -> VaultParse:
+def _read_vault(base: Path, config: NotesConfig, encoding: str | None) -> VaultParse:
+    from fastnotebook.app.textcheck import BinaryFileError, special_kind, text_file
+
     notes: list[Note] = []
     errors: list[NoteError] = []
+    warnings: list[NoteError] = []
     claimed: dict[str, str] = {}
     for rel in vault_files(base):
         try:
+            mode = (base / rel).stat().st_mode
+            if not stat.S_ISREG(mode):
+                # Never opened: reading a FIFO waits forever.
+                errors.append(NoteError(rel, f"not a regular file: {special_kind(mode)}"))
+                continue
             data = (base / rel).read_bytes()
         except OSError as exc:
             errors.append(NoteError(rel, f"cannot read the file: {exc.strerror or exc}"))
             continue
         try:
             note = parse_note_file(rel, data, config)
+            if note is None:
+                read = text_file(data, encoding)
+                note = parse_note(rel, read.text, config)
+                warnings.append(NoteError(rel, read.warning or "not UTF-8"))
         except NoteParseError as exc:
             errors.append(NoteError(rel, exc.message))
             continue
-        if note is None:
-            errors.append(NoteError(rel, _not_utf8(data)))
+        except BinaryFileError as exc:
+            errors.append(NoteError(rel, str(exc)))
             continue
         notes.append(note)
     # Ids: explicit front matter ids first, then slugs; a slug that collides
@@ -203,15 +221,13 @@ def _read_vault(base: Path, config: NotesConfig) -> VaultParse:
         chunks[note.id] = note_chunks
         edges.extend(edges_for_note(note, note_chunks, resolver, config))
     errors.sort(key=lambda e: e.path)
-    return VaultParse(notes=unique, chunks=chunks, edges=edges, errors=errors)
-
-
-def _not_utf8(data: bytes) -> str:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return f"not valid UTF-8 (byte {exc.start})"
-    return "not valid UTF-8"
+    return VaultParse(
+        notes=unique,
+        chunks=chunks,
+        edges=edges,
+        errors=errors,
+        warnings=sorted(warnings, key=lambda e: e.path),
+    )
 
 
 def _has_explicit_id(note: Note) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Literal
 
@@ -59,12 +59,14 @@ class NoteError:
 
 @dataclass
 class VaultParse:
-    """A whole vault: notes sorted by path, chunks by note id, every edge, errors."""
+    """A whole vault: notes sorted by path, chunks by note id, every edge,
+    errors, and warnings (notes read from a file that is not UTF-8)."""
 
     notes: list[Note]
     chunks: dict[str, list[NoteChunk]]
     edges: list[Edge]
     errors: list[NoteError]
+    warnings: list[NoteError] = field(default_factory=list)
 
 
 SCHEMA_NAMES = ("chunk_point", "note_point", "edge")

@@ -93,10 +93,18 @@ def build_parser() -> argparse.ArgumentParser:
         notes_commands.add_command(sub)
         demo.add_command(sub)
     else:
+        needs = missing_app_message(_missing_app)
         for name in _APP_COMMANDS:
-            placeholder = sub.add_parser(name, help="needs the app extra", add_help=False)
-            placeholder.add_argument("rest", nargs=argparse.REMAINDER)
-            placeholder.set_defaults(run=_needs_app)
+            # --help works and names the extra; other arguments are taken as
+            # they come (see main) and the command says what to install.
+            placeholder = sub.add_parser(
+                name,
+                help="needs the app extra: pip install 'fastnotebook[app]'",
+                description=f"fastnotebook {name}: {needs}.",
+                usage=f"fastnotebook {name} ... (needs the app extra)",
+            )
+            placeholder.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+            placeholder.set_defaults(run=_needs_app, placeholder=placeholder)
     tools.add_commands(sub)
     open_notebook_patch.add_command(sub)
     return parser
@@ -104,6 +112,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _needs_app(args: argparse.Namespace) -> int:
     assert _missing_app is not None
+    end = args.rest.index("--") if "--" in args.rest else len(args.rest)
+    if {"-h", "--help"} & set(args.rest[:end]):  # `sources list --help`
+        args.placeholder.print_help()
+        return 0
     raise CliError(missing_app_message(_missing_app))
 
 
@@ -134,7 +146,10 @@ def _one_line(error: BaseException) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; the exit code. Errors are one line on stderr."""
-    args = build_parser().parse_args(_debug_first(sys.argv[1:] if argv is None else argv))
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(_debug_first(sys.argv[1:] if argv is None else argv))
+    if unknown and getattr(args, "run", None) is not _needs_app:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     logger.remove()
     if args.verbose:
         logger.add(sys.stderr, level="DEBUG")

@@ -10,7 +10,7 @@ import asyncio
 import os
 from collections.abc import Awaitable, Callable
 
-from fastnotebook.app.cli.errors import require_database
+from fastnotebook.app.cli.errors import require_database, require_folder
 from fastnotebook.app.database import Database, DatabaseSettings, open_database, set_database
 from fastnotebook.app.database.settings import DATA_DIR_ENV
 
@@ -26,6 +26,7 @@ async def with_database(
     current for ``work``, close it afterwards. Unless ``create``, a missing
     on-disk database is a ``CliError`` (nothing is created)."""
     settings = settings or DatabaseSettings.from_env()
+    require_folder(settings)
     if not create:
         require_database(settings)
     db = await open_database(settings)

@@ -30,7 +30,9 @@ __all__ = [
     "CliError",
     "missing_app_message",
     "require_database",
+    "require_folder",
     "require_model_packages",
+    "text_encoding",
 ]
 
 EXIT_FAILED = 1
@@ -122,6 +124,39 @@ def require_database(settings: DatabaseSettings) -> None:
         f"no database in {where}: check --data-dir (or ${DATA_DIR_ENV}, SURREAL_URL), "
         "or create one with `fastnotebook ingest PATH`"
     )
+
+
+def text_encoding(raw: str) -> str:
+    """An argparse type: a text encoding Python knows (``latin-1``, ``cp1252``, ...)."""
+    from fastnotebook.app.textcheck import check_encoding
+
+    try:
+        return check_encoding(raw)
+    except LookupError:
+        raise argparse.ArgumentTypeError(
+            f"must be a text encoding such as latin-1, cp1252 or shift_jis, got {raw!r}"
+        ) from None
+
+
+def require_folder(settings: DatabaseSettings) -> None:
+    """``CliError`` if the folder of an on-disk embedded database is a file,
+    or lies under one: the database could never be opened or created there."""
+    from fastnotebook.app.database.settings import DATA_DIR_ENV
+
+    store = settings.local_path
+    if store is None:
+        return
+    where: Path = store.parent if store.name == "surrealdb" else store
+    for folder in (store, where, *where.parents):
+        if not folder.exists():
+            continue
+        if folder.is_dir():
+            return
+        blocked = "is a file" if folder in (store, where) else f"is under {folder}, a file"
+        raise CliError(
+            f"the database folder {where} {blocked}: point --data-dir (or ${DATA_DIR_ENV}) "
+            "at a folder"
+        )
 
 
 def positive_int(raw: str) -> int:

@@ -25,6 +25,7 @@ from fastnotebook.app.cli.errors import (
     CliError,
     positive_int,
     require_model_packages,
+    text_encoding,
 )
 from fastnotebook.app.database import Database
 from fastnotebook.app.pipeline.progress import format_rate, table
@@ -97,6 +98,12 @@ def _import_summary(report: Any) -> str:
         f"{report.bytes / 1e6:.2f} MB in {report.seconds:.2f} s "
         f"({format_rate(report.bytes, report.seconds)}); {report.clock.breakdown(report.seconds)}"
     )
+    if report.warnings:
+        lines.append(
+            f"not UTF-8, decoded ({len(report.warnings)}; check their text; "
+            "--encoding names the encoding):"
+        )
+        lines += [f"  {w.path}: {w.message}" for w in report.warnings]
     if report.errors:
         lines.append(f"failed ({len(report.errors)}), skipped, everything else imported:")
         lines += [f"  {e.path}: {e.message}" for e in report.errors]
@@ -121,6 +128,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             replace=args.replace,
             rewrite=args.rewrite,
             write_notes=args.batch_notes,
+            encoding=args.encoding,
         )
         if args.json:
             json.dump(report.as_dict(), sys.stdout, ensure_ascii=False, indent=2)
@@ -318,6 +326,11 @@ def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         type=positive_int,
         default=64,
         help="notes per write transaction (default 64; each note is written whole)",
+    )
+    imp.add_argument(
+        "--encoding",
+        type=text_encoding,
+        help="encoding of the notes that are not UTF-8 (default: detected, with a warning)",
     )
     imp.add_argument("--json", action="store_true", help="the report as one JSON object")
     imp.set_defaults(run=cmd_import)

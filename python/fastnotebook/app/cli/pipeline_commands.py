@@ -20,6 +20,7 @@ from fastnotebook.app.cli.errors import (
     CliError,
     positive_int,
     require_model_packages,
+    text_encoding,
 )
 from fastnotebook.app.cli.ray_commands import add_ray_arguments
 from fastnotebook.app.cli.summaries import (
@@ -118,7 +119,8 @@ async def _embed_vault_chunks(quiet: bool) -> None:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    missing = [p for p in args.paths if not Path(p).expanduser().exists()]
+    # lexists: a symlink loop or a broken link is there (and skipped by ingest).
+    missing = [p for p in args.paths if not os.path.lexists(Path(p).expanduser())]
     if missing and not args.prune:
         raise CliError(
             f"not found: {', '.join(missing)} (check the path; to remove the sources "
@@ -126,7 +128,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         )
 
     async def work(db: Database) -> int:
-        report = await ingest(args.paths, db, progress=not args.quiet, prune=args.prune)
+        report = await ingest(
+            args.paths, db, progress=not args.quiet, prune=args.prune, encoding=args.encoding
+        )
         if not args.quiet:
             print(ingest_summary(report))
         for what, why in report.failures if args.quiet else []:
@@ -202,11 +206,29 @@ def cmd_search(args: argparse.Namespace) -> int:
             print()
         else:
             print(hits_text(hits, await search_paths(db, hits), k=args.k))
+            if not hits and (vault := await _vault_root(db)):
+                print(
+                    f"this database holds the note vault {vault}, which `notes search` "
+                    f"searches: fastnotebook notes search {_quoted(args.query)}"
+                )
         return 0
 
     use_data_dir(args)
     require_model_packages()
     return run_db(work, create=False)
+
+
+async def _vault_root(db: Database) -> str | None:
+    """The folder of the note vault stored in ``db`` (None: none)."""
+    from fastnotebook.notes.store import stored_vault_root
+
+    return await stored_vault_root(db)
+
+
+def _quoted(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
 
 
 def cmd_sources_list(args: argparse.Namespace) -> int:
@@ -252,6 +274,11 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "--prune",
         action="store_true",
         help="also remove the sources under these paths whose files are gone",
+    )
+    ingest_cmd.add_argument(
+        "--encoding",
+        type=text_encoding,
+        help="encoding of the files that are not UTF-8 (default: detected, with a warning)",
     )
     ingest_cmd.set_defaults(run=cmd_ingest)
 

@@ -43,10 +43,18 @@ def ingest_summary(report: IngestReport) -> str:
     if report.unsupported:
         extra.append(f"{report.unsupported:,} files skipped (type not supported)")
     if report.skipped:
-        extra.append(f"{len(report.skipped):,} files skipped (not text):")
+        extra.append(f"{len(report.skipped):,} files skipped (not text, or not a file to read):")
         extra += [f"  {path}: {why}" for path, why in report.skipped[:_FAILURES_SHOWN]]
         if len(report.skipped) > _FAILURES_SHOWN:
             extra.append(f"  ... and {len(report.skipped) - _FAILURES_SHOWN} more")
+    if report.decoded:
+        extra.append(
+            f"{len(report.decoded):,} files not UTF-8, decoded (check their text; "
+            "--encoding names the encoding):"
+        )
+        extra += [f"  {path}: {why}" for path, why in report.decoded[:_FAILURES_SHOWN]]
+        if len(report.decoded) > _FAILURES_SHOWN:
+            extra.append(f"  ... and {len(report.decoded) - _FAILURES_SHOWN} more")
     if report.cleaned:
         removed = sum(n for _, n in report.cleaned)
         extra.append(f"{removed:,} NUL characters removed from {len(report.cleaned):,} files")
@@ -146,7 +154,9 @@ def sources_table(sources: Sequence[SourceInfo]) -> str:
             notes.append("unreadable (NUL in text)")
         if source.exists is False:
             notes.append("file gone")
-        if not notes:
+        elif source.changed:
+            notes.append("changed")  # on disk, since it was ingested
+        if notes in ([], ["changed"]):
             notes.append("embedded" if source.embedded else "not embedded")
         return ", ".join(notes)
 
@@ -156,7 +166,10 @@ def sources_table(sources: Sequence[SourceInfo]) -> str:
     width = max(len(line) for line in lines)
     where = ["path", "-" * 4] + [s.path or f"({s.title or 'untitled'})" for s in sources]
     embedded = sum(s.embedded for s in sources)
+    changed = sum(bool(s.changed) and s.exists is not False for s in sources)
+    total = f"{_count(len(sources), 'source')}, {embedded} embedded"
+    if changed:
+        total += f", {changed} changed on disk since ingested (`fastnotebook ingest` updates them)"
     return "\n".join(
-        [f"{line.ljust(width)}  {path}" for line, path in zip(lines, where, strict=True)]
-        + [f"{_count(len(sources), 'source')}, {embedded} embedded"]
+        [f"{line.ljust(width)}  {path}" for line, path in zip(lines, where, strict=True)] + [total]
     )

@@ -1,11 +1,15 @@
 """Finding and reading the files ``fastnotebook ingest`` turns into sources.
 
 A file is taken when the chunker knows its extension (``.md``, ``.html``,
-``.txt``, source code, ...); the rest are counted and skipped. Its content
-then decides: a binary file is skipped with the reason, text is decoded as
-UTF-8 with undecodable bytes replaced and NUL characters removed
-(``fastnotebook.app.textcheck``: the database stores Unicode text, a
-lone surrogate cannot be sent to it and a NUL cannot be read back from it).
+``.txt``, source code, ...); the rest are counted and skipped. A symlink
+loop, a broken symlink and a special file (FIFO, socket, device) are skipped
+with the reason, never opened; a folder that cannot be listed is a failure
+named with the reason, and the other paths are still taken. A file's
+content then decides: a binary file is skipped with the reason, text is
+decoded (UTF-8, else the encoding given or detected, with a warning) and
+NUL characters removed (``fastnotebook.app.textcheck``: the database stores
+Unicode text, a lone surrogate cannot be sent to it and a NUL cannot be read
+back from it).
 YAML front matter at the top of a
 Markdown file becomes the source's metadata and is kept out of its text, so
 it is neither embedded nor shown as content.
@@ -17,6 +21,7 @@ import html
 import math
 import os
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
@@ -25,7 +30,7 @@ from typing import Any
 
 import yaml
 
-from fastnotebook.app.textcheck import read_text_file
+from fastnotebook.app.textcheck import read_text_file, special_kind
 from fastnotebook.chunking import ContentType, detect_content_type_from_extension
 
 __all__ = ["Discovery", "Document", "discover", "read_document", "split_front_matter"]
@@ -44,11 +49,20 @@ class Discovery:
     files: list[Path] = field(default_factory=list)
     unsupported: int = 0
     missing: list[str] = field(default_factory=list)
+    #: Paths that are not files to read (symlink loops, broken links, FIFOs): (path, reason).
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    #: Folders that could not be listed: (path, reason).
+    failures: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _walk(folder: Path) -> Iterator[Path]:
-    """Files under ``folder``, sorted, without hidden files and folders (.git and the like)."""
-    for root, dirs, files in os.walk(folder):
+def _walk(folder: Path, failures: list[tuple[str, str]]) -> Iterator[Path]:
+    """Files under ``folder``, sorted, without hidden files and folders (.git
+    and the like); folders that cannot be listed go to ``failures``."""
+
+    def unlisted(error: OSError) -> None:
+        failures.append((str(error.filename), f"cannot list the folder: {error.strerror}"))
+
+    for root, dirs, files in os.walk(folder, onerror=unlisted):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if not name.startswith("."):
@@ -62,14 +76,20 @@ def discover(paths: Iterable[str | Path]) -> Discovery:
     for raw in paths:
         path = Path(raw).expanduser()
         if path.is_dir():
-            candidates: Iterable[Path] = _walk(path)
-        elif path.is_file():
+            candidates: Iterable[Path] = _walk(path, found.failures)
+        elif os.path.lexists(path):  # a file, or a link that leads nowhere
             candidates = [path]
         else:
             found.missing.append(str(raw))
             continue
         for candidate in candidates:
-            resolved = candidate.resolve()
+            resolved, reason = _regular_file(candidate)
+            if resolved is None:
+                if detect_content_type_from_extension(candidate) is None:
+                    found.unsupported += 1
+                else:
+                    found.skipped.append((str(candidate.absolute()), reason))
+                continue
             if resolved in seen:
                 continue
             seen.add(resolved)
@@ -78,6 +98,26 @@ def discover(paths: Iterable[str | Path]) -> Discovery:
             else:
                 found.files.append(resolved)
     return found
+
+
+def _regular_file(path: Path) -> tuple[Path | None, str]:
+    """(the resolved path, "") of a regular file, or (None, why it is not one)."""
+    try:
+        resolved = path.resolve(strict=True)
+        mode = resolved.stat().st_mode
+    except RuntimeError:  # Python 3.11 reports a symlink loop so
+        return None, "a symlink loop"
+    except OSError as e:
+        if path.is_symlink():
+            try:
+                target = os.readlink(path)
+            except OSError:
+                target = "?"
+            return None, f"a broken symlink (to {target}: {e.strerror or e})"
+        return None, f"cannot be opened: {e.strerror or e}"
+    if not stat.S_ISREG(mode):
+        return None, f"not a regular file: {special_kind(mode)}"
+    return resolved, ""
 
 
 def _plain(value: Any) -> Any:
@@ -147,13 +187,18 @@ class Document:
     metadata: dict[str, Any] | None
     topics: list[str]
     size: int  # bytes read
+    mtime_ns: int = 0  # the file's modification time when read
     removed_nul: int = 0  # NUL characters removed from the file's text
+    #: Set when the file is not UTF-8: the encoding it was decoded with, and how chosen.
+    warning: str | None = None
 
 
-def read_document(path: Path) -> Document:
+def read_document(path: Path, encoding: str | None = None) -> Document:
     """Read and decode one file, splitting off Markdown front matter.
-    ``textcheck.BinaryFileError`` (a ``ValueError``) if it is not text."""
-    read = read_text_file(path)
+    ``textcheck.BinaryFileError`` (a ``ValueError``) if it is not text;
+    ``encoding`` is used for a file that is not UTF-8 (else it is detected)."""
+    mtime_ns = path.stat().st_mtime_ns
+    read = read_text_file(path, encoding)
     text = read.text
     kind = detect_content_type_from_extension(path) or ContentType.PLAIN
     metadata = None
@@ -166,5 +211,7 @@ def read_document(path: Path) -> Document:
         metadata=metadata,
         topics=_topics(metadata),
         size=read.size,
+        mtime_ns=mtime_ns,
         removed_nul=read.removed_nul,
+        warning=read.warning,
     )

@@ -5,8 +5,11 @@ so ingesting the same folder twice updates the sources whose text, title or
 front matter changed and leaves the rest untouched. Nothing is deleted
 unless ``prune`` says so: then the sources under the given paths whose
 files are gone are removed (``fastnotebook.app.pipeline.sources``). A binary
-file is skipped with the reason and NUL characters are removed from text
-(``fastnotebook.app.textcheck``).
+file, a symlink loop, a broken symlink and a FIFO or device are skipped with
+the reason; a file that is not UTF-8 is decoded with the encoding given (or
+detected) and named with a warning; NUL characters are removed from text
+(``fastnotebook.app.textcheck``). One file never stops the run: whatever it
+is, it is named in the report and the others are stored.
 Files are read in a worker thread a batch ahead of the writes, and each
 batch is written in one transaction (new sources inserted, changed ones
 updated), so an interrupted ingest leaves whole batches and a second run
@@ -42,6 +45,9 @@ FOR $row IN $changed {
     UPDATE $row.id SET title = $row.title, full_text = $row.full_text, topics = $row.topics,
         metadata = $row.metadata ?? NONE, asset = $row.asset RETURN NONE;
 };
+FOR $row IN $touched {
+    UPDATE $row.id SET asset = $row.asset RETURN NONE;
+};
 COMMIT TRANSACTION;
 """
 
@@ -59,6 +65,8 @@ class IngestReport:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     #: Files whose text lost NUL characters: (path, how many).
     cleaned: list[tuple[str, int]] = field(default_factory=list)
+    #: Files that are not UTF-8, decoded with another encoding: (path, warning).
+    decoded: list[tuple[str, str]] = field(default_factory=list)
     #: Sources removed by ``prune``: (id, path).
     removed: list[tuple[str, str]] = field(default_factory=list)
     bytes: int = 0
@@ -73,6 +81,7 @@ class _Known:
     title: str | None
     metadata: dict[str, Any] | None
     topics: list[str]
+    stat: tuple[Any, Any]  # the file's size and mtime (ns) as last ingested
 
 
 def _size(path: Path) -> int:
@@ -105,13 +114,13 @@ class _Read:
     unused_bytes: int = 0  # of the files skipped or failed
 
 
-def _read_batch(paths: list[Path]) -> _Read:
+def _read_batch(paths: list[Path], encoding: str | None = None) -> _Read:
     """Read a batch of files (in a worker thread)."""
     start = time.perf_counter()
     read = _Read([], [], [], 0.0)
     for path in paths:
         try:
-            read.documents.append(read_document(path))
+            read.documents.append(read_document(path, encoding))
         except BinaryFileError as e:
             read.skipped.append((str(path), str(e)))
             read.unused_bytes += _size(path)
@@ -132,7 +141,8 @@ async def _known_sources(db: Database, paths: Iterable[str]) -> dict[str, _Known
     try:
         rows = await db.query(
             "SELECT id, asset.file_path AS path, crypto::sha256(full_text ?? '') AS hash, "
-            "title, metadata, topics FROM source WHERE asset.file_path != NONE;"
+            "title, metadata, topics, asset.file_size AS file_size, "
+            "asset.file_mtime_ns AS file_mtime_ns FROM source WHERE asset.file_path != NONE;"
         )
     except DatabaseOperationError:
         rows = await _known_rows_one_by_one(db, wanted)
@@ -148,6 +158,7 @@ async def _known_sources(db: Database, paths: Iterable[str]) -> dict[str, _Known
                 row.get("title"),
                 row.get("metadata"),
                 row.get("topics") or [],
+                (row.get("file_size"), row.get("file_mtime_ns")),
             ),
         )
     return known
@@ -179,7 +190,8 @@ def _record(doc: Document) -> dict[str, Any]:
         "title": doc.title,
         "full_text": doc.text,
         "topics": doc.topics,
-        "asset": {"file_path": str(doc.path)},
+        # Size and modification time: `sources list` compares them with the file's.
+        "asset": {"file_path": str(doc.path), "file_size": doc.size, "file_mtime_ns": doc.mtime_ns},
     }
     if doc.metadata is not None:
         record["metadata"] = doc.metadata
@@ -194,9 +206,11 @@ async def ingest(
     batch_bytes: int = 4_000_000,
     batch_files: int = 256,
     prune: bool = False,
+    encoding: str | None = None,
 ) -> IngestReport:
     """Create or update a source for every supported file under ``paths``;
-    with ``prune``, remove the sources under ``paths`` whose files are gone."""
+    with ``prune``, remove the sources under ``paths`` whose files are gone.
+    ``encoding`` decodes the files that are not UTF-8 (default: detected)."""
     started = time.perf_counter()
     db = db or await get_database()
     report = IngestReport()
@@ -207,6 +221,10 @@ async def ingest(
         found.unsupported,
         found.missing,
     )
+    report.skipped.extend(found.skipped)
+    report.failures.extend(found.failures)
+    for path, reason in found.skipped:
+        logger.warning("{}: skipped, {}", path, reason)
     with report.clock.measure("plan"):
         known = await _known_sources(db, (str(p) for p in found.files))
     total = sum(_size(path) for path in found.files)
@@ -215,7 +233,7 @@ async def ingest(
 
     async def reader() -> None:
         for batch in _batches(found.files, batch_bytes, batch_files):
-            await reading.put(await asyncio.to_thread(_read_batch, batch))
+            await reading.put(await asyncio.to_thread(_read_batch, batch, encoding))
         await reading.put(None)
 
     task = asyncio.create_task(reader())
@@ -233,6 +251,9 @@ async def ingest(
                         doc.removed_nul,
                         "" if doc.removed_nul == 1 else "s",
                     )
+                if doc.warning:
+                    report.decoded.append((str(doc.path), doc.warning))
+                    logger.warning("{}: {}", doc.path, doc.warning)
             for path, reason in result.skipped:
                 logger.warning("{}: skipped, {}", path, reason)
             await _write(db, result.documents, known, report)
@@ -268,6 +289,7 @@ async def _write(
 ) -> None:
     new: list[dict[str, Any]] = []
     changed: list[dict[str, Any]] = []
+    touched: list[dict[str, Any]] = []  # same content, other size or mtime
     with report.clock.measure("hash"):
         for doc in documents:
             report.bytes += doc.size
@@ -283,13 +305,15 @@ async def _write(
             )
             if same:
                 report.unchanged += 1
+                if before.stat != (doc.size, doc.mtime_ns):
+                    touched.append({"id": before.id, "asset": _record(doc)["asset"]})
             else:
                 changed.append({"id": before.id, **_record(doc), "metadata": doc.metadata})
-    if not new and not changed:
+    if not new and not changed and not touched:
         return
     faults.checkpoint("writing")
     with report.clock.measure("write"):
-        await db.query_all(_WRITE, {"new": new, "changed": changed})
+        await db.query_all(_WRITE, {"new": new, "changed": changed, "touched": touched})
     faults.checkpoint("ingested")
     report.created += len(new)
     report.updated += len(changed)

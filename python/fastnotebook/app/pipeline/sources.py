@@ -42,6 +42,7 @@ COMMIT TRANSACTION;
 _LIST = """
 SELECT id, string::replace(title ?? '', $nul, '') AS title, asset.file_path AS path,
     bytes::len(<bytes> (full_text ?? '')) AS size,
+    asset.file_size AS file_size, asset.file_mtime_ns AS file_mtime_ns,
     string::contains(full_text ?? '', $nul) AS has_nul
 FROM source ORDER BY path, id;
 SELECT source, count() AS chunks FROM source_embedding GROUP BY source;
@@ -62,6 +63,9 @@ class SourceInfo:
     model: str | None
     readable: bool  # False: its text holds NUL, which the database cannot return
     exists: bool | None  # whether its file exists (None: not from a file)
+    #: Whether its file's size or modification time differ from when it was
+    #: ingested (None: not known, e.g. ingested by an older version).
+    changed: bool | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -87,9 +91,22 @@ async def list_sources(db: Database) -> list[SourceInfo]:
                 model=models.get(key),
                 readable=not row.get("has_nul"),
                 exists=None if path is None else Path(path).is_file(),
+                changed=_changed(path, row.get("file_size"), row.get("file_mtime_ns")),
             )
         )
     return found
+
+
+def _changed(path: str | None, size: Any, mtime_ns: Any) -> bool | None:
+    """Whether the file at ``path`` differs in size or mtime from what was
+    ingested (None: no file, or nothing recorded to compare with)."""
+    if path is None or not isinstance(size, int) or not isinstance(mtime_ns, int):
+        return None
+    try:
+        now = Path(path).stat()
+    except OSError:
+        return None
+    return (now.st_size, now.st_mtime_ns) != (size, mtime_ns)
 
 
 async def resolve_sources(

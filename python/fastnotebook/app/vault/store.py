@@ -190,6 +190,8 @@ class NotesImportReport:
     missing_vectors: int = 0  # chunks still without a vector (--no-embed)
     bytes: int = 0
     errors: list[NoteError] = field(default_factory=list)
+    #: Notes read from a file that is not UTF-8 (decoded; see ``read_vault``).
+    warnings: list[NoteError] = field(default_factory=list)
     removed_ids: list[str] = field(default_factory=list)
     written_ids: list[str] = field(default_factory=list)
     model: str | None = None
@@ -198,9 +200,12 @@ class NotesImportReport:
 
     def as_dict(self) -> dict[str, Any]:
         data = {
-            f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("clock", "errors")
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name not in ("clock", "errors", "warnings")
         }
         data["errors"] = [{"path": e.path, "message": e.message} for e in self.errors]
+        data["warnings"] = [{"path": e.path, "message": e.message} for e in self.warnings]
         data["stages"] = dict(self.clock.seconds)
         return data
 
@@ -399,6 +404,7 @@ async def import_vault(
     rewrite: bool = False,
     write_rows: int = 2000,
     write_notes: int = 64,
+    encoding: str | None = None,
 ) -> NotesImportReport:
     """Bring the store in line with the vault at ``root`` (see the module).
 
@@ -408,6 +414,7 @@ async def import_vault(
     different folder raises ``InvalidInputError`` unless ``replace``.
     A note whose stored chunk or edge rows are not as many as its file
     gives is rewritten (``repaired``); ``rewrite`` rewrites every note.
+    ``encoding`` decodes the files that are not UTF-8 (default: detected).
     """
     started = time.perf_counter()
     config = config or NotesConfig()
@@ -420,8 +427,9 @@ async def import_vault(
     db = db or await get_database()
     report = NotesImportReport(root=str(folder))
     with report.clock.measure("parse"):
-        vault = await asyncio.to_thread(read_vault, folder, config)
+        vault = await asyncio.to_thread(read_vault, folder, config, encoding)
     report.errors = list(vault.errors)
+    report.warnings = list(vault.warnings)
     report.notes = len(vault.notes)
     report.bytes = sum(len(n.raw.encode("utf-8", "surrogatepass")) for n in vault.notes)
     if not vault.notes and not vault.errors:

@@ -190,7 +190,7 @@ def decode_files(table: pa.Table) -> pa.Table:
     left out of the text."""
     import pyarrow as pa
 
-    from fastnotebook.app.textcheck import binary_reason, decode_text
+    from fastnotebook.app.textcheck import BinaryFileError, text_file
 
     out: dict[str, list[Any]] = {
         k: [] for k in ("record", "kind", "text", "path", "size", "source_hash", "error")
@@ -198,12 +198,12 @@ def decode_files(table: pa.Table) -> pa.Table:
     for raw, path in zip(
         table.column("bytes").to_pylist(), table.column("path").to_pylist(), strict=True
     ):
-        reason = binary_reason(raw)
         text, error = "", None
-        if reason is not None:
-            error = f"not a text file: {reason}"
+        try:
+            text = text_file(raw).text
+        except BinaryFileError as e:
+            error = str(e)
         else:
-            text = decode_text(raw)[0]
             if detect_content_type_from_extension(path) is ContentType.MARKDOWN:
                 text = split_front_matter(text)[1]
         out["record"].append(path)
