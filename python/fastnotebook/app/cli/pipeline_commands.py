@@ -220,7 +220,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 async def _vault_root(db: Database) -> str | None:
     """The folder of the note vault stored in ``db`` (None: none)."""
-    from fastnotebook.notes.store import stored_vault_root
+    from fastnotebook.app.vault.store import stored_vault_root
 
     return await stored_vault_root(db)
 
