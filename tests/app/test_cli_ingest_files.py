@@ -22,8 +22,8 @@ import pytest
 from fastnotebook.app.database import DatabaseSettings, open_database
 from fastnotebook.app.pipeline.documents import discover
 from fastnotebook.app.pipeline.ingest import _read_batch
-from fastnotebook.app.textcheck import text_file
 from fastnotebook.notes import read_vault
+from fastnotebook.textcheck import text_file
 from helpers.cli import cli, row
 
 FRENCH = "Le café crème est servi à la française, très chaud.\nÀ bientôt, garçon !\n"

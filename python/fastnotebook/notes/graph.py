@@ -140,7 +140,7 @@ def read_vault(
     """Parse, chunk and link every note of a vault folder.
 
     A file that is not UTF-8 is decoded by ``ingest``'s rule
-    (``fastnotebook.app.textcheck.text_file``: ``encoding``, else the one
+    (``fastnotebook.textcheck.text_file``: ``encoding``, else the one
     detected) and named in ``warnings``. A file that cannot be read (a
     symlink loop, a FIFO), is not text, or whose front matter is malformed
     becomes a ``NoteError`` (the others are unaffected); so does a second
@@ -159,7 +159,7 @@ def read_vault(
 
 
 def _read_vault(base: Path, config: NotesConfig, encoding: str | None) -> VaultParse:
-    from fastnotebook.app.textcheck import BinaryFileError, special_kind, text_file
+    from fastnotebook.textcheck import BinaryFileError, special_kind, text_file
 
     notes: list[Note] = []
     errors: list[NoteError] = []

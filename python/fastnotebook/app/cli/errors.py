@@ -128,7 +128,7 @@ def require_database(settings: DatabaseSettings) -> None:
 
 def text_encoding(raw: str) -> str:
     """An argparse type: a text encoding Python knows (``latin-1``, ``cp1252``, ...)."""
-    from fastnotebook.app.textcheck import check_encoding
+    from fastnotebook.textcheck import check_encoding
 
     try:
         return check_encoding(raw)

@@ -13,7 +13,7 @@ from loguru import logger
 
 from fastnotebook import chunking, token_utils
 from fastnotebook.app.cli.errors import EXIT_USAGE, CliError, missing_app_message, positive_int
-from fastnotebook.app.textcheck import BinaryFileError, read_text_file
+from fastnotebook.textcheck import BinaryFileError, read_text_file
 
 __all__ = ["add_commands"]
 

@@ -7,7 +7,7 @@ with the reason, never opened; a folder that cannot be listed is a failure
 named with the reason, and the other paths are still taken. A file's
 content then decides: a binary file is skipped with the reason, text is
 decoded (UTF-8, else the encoding given or detected, with a warning) and
-NUL characters removed (``fastnotebook.app.textcheck``: the database stores
+NUL characters removed (``fastnotebook.textcheck``: the database stores
 Unicode text, a lone surrogate cannot be sent to it and a NUL cannot be read
 back from it).
 YAML front matter at the top of a
@@ -30,8 +30,8 @@ from typing import Any
 
 import yaml
 
-from fastnotebook.app.textcheck import read_text_file, special_kind
 from fastnotebook.chunking import ContentType, detect_content_type_from_extension
+from fastnotebook.textcheck import read_text_file, special_kind
 
 __all__ = ["Discovery", "Document", "discover", "read_document", "split_front_matter"]
 

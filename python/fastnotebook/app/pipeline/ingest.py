@@ -8,7 +8,7 @@ files are gone are removed (``fastnotebook.app.pipeline.sources``). A binary
 file, a symlink loop, a broken symlink and a FIFO or device are skipped with
 the reason; a file that is not UTF-8 is decoded with the encoding given (or
 detected) and named with a warning; NUL characters are removed from text
-(``fastnotebook.app.textcheck``). One file never stops the run: whatever it
+(``fastnotebook.textcheck``). One file never stops the run: whatever it
 is, it is named in the report and the others are stored.
 Files are read in a worker thread a batch ahead of the writes, and each
 batch is written in one transaction (new sources inserted, changed ones
@@ -33,8 +33,8 @@ from fastnotebook.app.pipeline import faults
 from fastnotebook.app.pipeline.documents import Document, discover, read_document
 from fastnotebook.app.pipeline.progress import Progress, StageClock
 from fastnotebook.app.pipeline.sources import remove_sources, vanished_sources
-from fastnotebook.app.textcheck import BinaryFileError
 from fastnotebook.errors import DatabaseOperationError
+from fastnotebook.textcheck import BinaryFileError
 
 __all__ = ["IngestReport", "ingest"]
 

@@ -190,7 +190,7 @@ def decode_files(table: pa.Table) -> pa.Table:
     left out of the text."""
     import pyarrow as pa
 
-    from fastnotebook.app.textcheck import BinaryFileError, text_file
+    from fastnotebook.textcheck import BinaryFileError, text_file
 
     out: dict[str, list[Any]] = {
         k: [] for k in ("record", "kind", "text", "path", "size", "source_hash", "error")

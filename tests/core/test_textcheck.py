@@ -1,4 +1,4 @@
-"""The rule for what a file holds (fastnotebook.app.textcheck)."""
+"""The rule for what a file holds (fastnotebook.textcheck)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fastnotebook.app.textcheck import (
+from fastnotebook.textcheck import (
     BinaryFileError,
     binary_reason,
     decode_text,
