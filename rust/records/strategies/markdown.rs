@@ -1100,9 +1100,9 @@ fn absorb_small<L: LengthFunction<str>>(
             if tail > max {
                 return None;
             }
-            if tail >= min {
-                let fine = fits(range.start..p, max)
-                    && !heading_only(&(range.start..p))
+            // Further back the tail only grows and the head shrinks.
+            if tail >= min && fits(range.start..p, max) {
+                let fine = !heading_only(&(range.start..p))
                     && headings
                         .path_at(first_word(source, p..range.end))
                         .as_deref()
