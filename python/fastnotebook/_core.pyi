@@ -125,6 +125,7 @@ ENCODINGS: tuple[_EncodingName, ...]
 def token_count(text: str, encoding: _EncodingName | str = "o200k_base") -> int: ...
 def token_counts(texts: list[str], encoding: _EncodingName | str = "o200k_base") -> list[int]: ...
 def encode_ordinary(text: str, encoding: _EncodingName | str = "o200k_base") -> list[int]: ...
+def _tiktoken_ranks(encoding: _EncodingName | str) -> list[bytes]: ...
 
 @final
 class RecursiveSplitter:
@@ -290,6 +291,7 @@ def _chunk_records(
     context_headers: str | None = None,
     doc_id: str | None = None,
     separators: list[str] | None = None,
+    min_chunk_size: int | None = None,
 ) -> tuple[list[Chunk], str]: ...
 def _chunk_records_many(
     texts: list[str],
@@ -302,6 +304,7 @@ def _chunk_records_many(
     context_headers: str | None = None,
     doc_ids: list[str | None] | None = None,
     separators: list[str] | None = None,
+    min_chunk_size: int | None = None,
 ) -> tuple[list[list[Chunk]], str]: ...
 def _relink_chunks(
     chunks: list[Chunk], key: str, doc_id: str | None = None, encoding: str = "o200k_base"

@@ -118,15 +118,22 @@ def chunk(
     threshold: float | None = None,
     window: int = 1,
     merge_threshold: float | None = None,
+    min_chunk_size: int | None = None,
 ) -> list[Chunk]:
     """Splits ``text`` into :class:`Chunk` records.
 
     ``chunk_size`` is the target size and ``max_size`` (default: ``chunk_size``)
     the hard maximum of every chunk's ``text``, both in ``unit``; ``overlap``
     is in the same unit. The context header of ``embed_text`` is not counted
-    in them (``docs/strategies.md``). After ``post_processors`` (applied in
-    order, each to the whole list), ``index``, ``id``, ``prev_id``,
-    ``next_id``, ``char_count`` and ``token_count`` are computed again.
+    in them (``docs/strategies.md``). Every chunk starts and ends between
+    grapheme clusters (a cluster is cut only when it alone exceeds
+    ``max_size``), and its own text, measured whole, is within ``max_size``.
+    The ``markdown`` strategy joins a chunk of headings alone, or one below
+    ``min_chunk_size`` (default: a tenth of ``chunk_size``), to a neighbour
+    under the same headings when that neighbour can take it. After
+    ``post_processors`` (applied in order, each to the whole list),
+    ``index``, ``id``, ``prev_id``, ``next_id``, ``char_count`` and
+    ``token_count`` are computed again.
 
     The semantic strategies take their embeddings from ``embed``: a callable
     ``list[str] -> array (n, dim)``, an esperanto embedding model (its
@@ -135,6 +142,8 @@ def chunk(
     """
     _check_strategy(strategy)
     if strategy in SEMANTIC:
+        if min_chunk_size is not None:
+            raise ValueError("min_chunk_size is an option of the 'markdown' strategy")
         chunks, key = _semantic(
             text,
             strategy,
@@ -167,6 +176,7 @@ def chunk(
         context_headers,
         doc_id,
         None if separators is None else list(separators),
+        min_chunk_size,
     )
     return _post_process(chunks, post_processors, key, doc_id, encoding)
 
@@ -259,6 +269,7 @@ def chunk_many(
     doc_ids: Sequence[str | None] | None = None,
     post_processors: Iterable[PostProcessor] = (),
     separators: Sequence[str] | None = None,
+    min_chunk_size: int | None = None,
 ) -> list[list[Chunk]]:
     """:func:`chunk` of each text (``doc_ids[i]`` as its ``doc_id``), on all
     cores with the GIL released: the same chunks as one call per text.
@@ -285,6 +296,7 @@ def chunk_many(
         context_headers,
         ids,
         None if separators is None else list(separators),
+        min_chunk_size,
     )
     processors = list(post_processors)
     if not processors:

@@ -125,9 +125,69 @@ def _special_strings(
 def _tiktoken_encoding(encoding_name: str, model_name: str | None) -> Any:
     import tiktoken
 
+    _register_shipped_vocabulary(encoding_name, model_name)
     if model_name is not None:
         return tiktoken.encoding_for_model(model_name)
     return tiktoken.get_encoding(encoding_name)
+
+
+def _shipped_ranks(name: str) -> Callable[[str, str | None], dict[bytes, int]]:
+    """A stand-in for ``tiktoken.load.load_tiktoken_bpe`` that reads the
+    vocabulary built into the extension: it checks that the ``.tiktoken`` file
+    those ranks make has the SHA-256 tiktoken expects of the file it would
+    download, and raises ``ValueError`` if not."""
+    import base64
+    import hashlib
+
+    tokens = _core._tiktoken_ranks(name)
+
+    def load(blobpath: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        if expected_hash is not None:
+            digest = hashlib.sha256()
+            for rank, token in enumerate(tokens):
+                digest.update(base64.b64encode(token) + b" %d\n" % rank)
+            if digest.hexdigest() != expected_hash:
+                raise ValueError(f"the built-in {name} vocabulary is not {blobpath}")
+        return {token: rank for rank, token in enumerate(tokens)}
+
+    return load
+
+
+def _register_shipped_vocabulary(encoding_name: str, model_name: str | None = None) -> None:
+    """Puts ``o200k_base`` / ``cl100k_base`` (the encoding of ``model_name``
+    when given) in tiktoken's registry, built by tiktoken's own constructor
+    from the vocabulary built into the extension, so that tiktoken finds it
+    and downloads nothing. Other encodings, one tiktoken already holds, and
+    a tiktoken whose constructor expects another file are left to tiktoken."""
+    import tiktoken
+    import tiktoken.registry
+
+    if model_name is not None:
+        try:
+            encoding_name = tiktoken.encoding_name_for_model(model_name)
+        except KeyError:
+            return
+    if encoding_name not in _RUST_ENCODINGS or encoding_name in tiktoken.registry.ENCODINGS:
+        return
+    from tiktoken_ext import openai_public
+
+    with tiktoken.registry._lock:
+        if encoding_name in tiktoken.registry.ENCODINGS:
+            return
+        constructor = getattr(openai_public, encoding_name, None)
+        loader = openai_public.load_tiktoken_bpe
+        if constructor is None:
+            return
+        # The constructor names the file and its hash; the loader it calls
+        # is the one to replace, for this call only (under tiktoken's lock).
+        openai_public.load_tiktoken_bpe = _shipped_ranks(encoding_name)
+        try:
+            spec = constructor()
+        except ValueError:
+            return
+        finally:
+            openai_public.load_tiktoken_bpe = loader
+        tiktoken.registry.ENCODINGS[encoding_name] = tiktoken.Encoding(**spec)
 
 
 def _holds_special(text: str, special: frozenset[str]) -> bool:
@@ -301,6 +361,7 @@ class _TiktokenLengths(TextSplitter):
         allowed_special: Literal["all"] | AbstractSet[str] | None = None,
         disallowed_special: Literal["all"] | Collection[str] = "all",
     ) -> Callable[[str], int]:
+        _register_shipped_vocabulary(encoding_name, model_name)
         count = _lc.TextSplitter._tiktoken_length_function(
             encoding_name, model_name, allowed_special, disallowed_special
         )
@@ -420,6 +481,17 @@ class LatexTextSplitter(RecursiveCharacterTextSplitter, _lc.LatexTextSplitter):
 
 class TokenTextSplitter(_FastCreateDocuments, _TiktokenLengths, _CachedPlan, _lc.TokenTextSplitter):
     """langchain-text-splitters' ``TokenTextSplitter``."""
+
+    def __init__(
+        self,
+        encoding_name: str = "gpt2",
+        model_name: str | None = None,
+        allowed_special: Literal["all"] | AbstractSet[str] | None = None,
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+        **kwargs: Any,
+    ) -> None:
+        _register_shipped_vocabulary(encoding_name, model_name)
+        super().__init__(encoding_name, model_name, allowed_special, disallowed_special, **kwargs)
 
     def _rust_splitter(self) -> tuple[str, frozenset[str]] | None:
         """The encoding the core splits with and the strings a text must not

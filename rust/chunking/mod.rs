@@ -3,6 +3,7 @@
 //! again, strip, drop empty chunks.
 
 pub mod detect;
+pub mod graphemes;
 pub mod html;
 mod lines;
 pub mod markdown;

@@ -416,6 +416,7 @@ fn options_arg(
     context_headers: Option<&str>,
     doc_id: Option<String>,
     separators: Option<Vec<String>>,
+    min_chunk_size: Option<i64>,
 ) -> PyResult<(Options, Option<Py<PyAny>>)> {
     let strategy = strategy_arg(strategy, separators)?;
     let chunk_size = size_arg("chunk_size", chunk_size)?;
@@ -453,6 +454,9 @@ fn options_arg(
         encoding: encoding_arg(encoding)?,
         context_headers: ContextHeaders::from_name(context_headers)?,
         doc_id,
+        min_chunk_size: min_chunk_size
+            .map(|m| size_arg("min_chunk_size", m))
+            .transpose()?,
     };
     options.validate()?;
     Ok((options, function))
@@ -603,7 +607,7 @@ const DETACH_FROM: usize = 4096;
 #[pyo3(signature = (
     text, strategy = "recursive", chunk_size = 1000, overlap = 0, max_size = None,
     unit = None, encoding = "o200k_base", context_headers = None, doc_id = None,
-    separators = None
+    separators = None, min_chunk_size = None
 ))]
 #[allow(clippy::too_many_arguments)]
 fn _chunk_records<'py>(
@@ -618,6 +622,7 @@ fn _chunk_records<'py>(
     context_headers: Option<&str>,
     doc_id: Option<String>,
     separators: Option<Vec<String>>,
+    min_chunk_size: Option<i64>,
 ) -> PyResult<(Bound<'py, PyList>, String)> {
     let unit = unit.unwrap_or_else(|| PyString::new(py, "chars").into_any());
     let (options, function) = options_arg(
@@ -630,6 +635,7 @@ fn _chunk_records<'py>(
         context_headers,
         doc_id,
         separators,
+        min_chunk_size,
     )?;
     let records = match function {
         Some(function) => {
@@ -664,7 +670,7 @@ const GROUP: usize = 1 << 16;
 #[pyo3(signature = (
     texts, strategy = "recursive", chunk_size = 1000, overlap = 0, max_size = None,
     unit = None, encoding = "o200k_base", context_headers = None, doc_ids = None,
-    separators = None
+    separators = None, min_chunk_size = None
 ))]
 #[allow(clippy::too_many_arguments)]
 fn _chunk_records_many<'py>(
@@ -679,6 +685,7 @@ fn _chunk_records_many<'py>(
     context_headers: Option<&str>,
     doc_ids: Option<Vec<Option<String>>>,
     separators: Option<Vec<String>>,
+    min_chunk_size: Option<i64>,
 ) -> PyResult<(Bound<'py, PyList>, String)> {
     let unit = unit.unwrap_or_else(|| PyString::new(py, "chars").into_any());
     let (options, function) = options_arg(
@@ -691,6 +698,7 @@ fn _chunk_records_many<'py>(
         context_headers,
         None,
         separators,
+        min_chunk_size,
     )?;
     if function.is_some() {
         return Err(PyValueError::new_err(
@@ -863,6 +871,7 @@ fn _chunk_semantic<'py>(
         encoding,
         context_headers,
         doc_id,
+        None,
         None,
     )?;
     if function.is_some() {

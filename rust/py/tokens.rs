@@ -10,7 +10,7 @@ use crate::batch;
 use crate::text::Surrogates;
 use crate::tokens::Encoding;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyBytes, PyTuple};
 
 /// Texts shorter than this are counted without releasing the GIL (it would
 /// cost more than the work) once the vocabulary is loaded.
@@ -60,11 +60,25 @@ fn encode_ordinary(py: Python<'_>, text: PyText, encoding: &str) -> PyResult<Vec
     Ok(py.detach(|| encoding.tokenizer().encode(&text)))
 }
 
+/// The bytes of each ordinary token of `encoding`, in rank order: the
+/// vocabulary tiktoken downloads, from the copy built into the extension.
+#[pyfunction]
+fn _tiktoken_ranks<'py>(py: Python<'py>, encoding: &str) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+    let encoding: Encoding = encoding.parse()?;
+    let tokenizer = py.detach(|| encoding.tokenizer());
+    Ok(tokenizer
+        .vocab()
+        .mergeable_ranks()
+        .map(|b| PyBytes::new(py, b))
+        .collect())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let names = Encoding::ALL.map(Encoding::name);
     m.add("ENCODINGS", PyTuple::new(m.py(), names)?)?;
     m.add_function(wrap_pyfunction!(token_count, m)?)?;
     m.add_function(wrap_pyfunction!(token_counts, m)?)?;
     m.add_function(wrap_pyfunction!(encode_ordinary, m)?)?;
+    m.add_function(wrap_pyfunction!(_tiktoken_ranks, m)?)?;
     Ok(())
 }

@@ -13,10 +13,13 @@
 //!    starts up to `overlap` units earlier, at the start of a word, never
 //!    inside a block the strategy marked whole (a code fence, a table), and
 //!    never past the hard maximum;
-//! 5. computes the code-point offsets, lines, counts, ids and `embed_text`.
+//! 5. moves every chunk's ends onto extended grapheme cluster boundaries and
+//!    keeps its own text within the hard maximum ([`boundaries`]);
+//! 6. computes the code-point offsets, lines, counts, ids and `embed_text`.
 //!
 //! Nothing here knows Python; `crate::py::records` builds the objects.
 
+mod boundaries;
 pub mod counts;
 pub mod strategies;
 
@@ -203,6 +206,9 @@ pub struct Options {
     pub encoding: Encoding,
     pub context_headers: ContextHeaders,
     pub doc_id: Option<String>,
+    /// The `markdown` strategy's minimum chunk size, in the unit (`None`:
+    /// a tenth of `chunk_size`; see [`Options::min_size`]).
+    pub min_chunk_size: Option<usize>,
 }
 
 impl Options {
@@ -220,6 +226,19 @@ impl Options {
                 self.overlap, self.chunk_size
             )));
         }
+        if let Some(min) = self.min_chunk_size {
+            if self.strategy != Strategy::Markdown {
+                return Err(Error::InvalidArgument(
+                    "min_chunk_size is an option of the 'markdown' strategy".to_string(),
+                ));
+            }
+            if min > self.chunk_size {
+                return Err(Error::InvalidArgument(format!(
+                    "min_chunk_size ({min}) must be at most chunk_size ({})",
+                    self.chunk_size
+                )));
+            }
+        }
         if self.max_size < self.chunk_size {
             return Err(Error::InvalidArgument(format!(
                 "max_size ({}) must be at least chunk_size ({})",
@@ -229,10 +248,16 @@ impl Options {
         Ok(())
     }
 
+    /// The smallest chunk the `markdown` strategy leaves alone when a
+    /// neighbour can take it: `min_chunk_size`, else a tenth of `chunk_size`.
+    pub fn min_size(&self) -> usize {
+        self.min_chunk_size.unwrap_or(self.chunk_size / 10)
+    }
+
     /// What the ids hash besides the chunk: every option but `doc_id`
     /// (which prefixes them) and `context_headers` (which changes no chunk).
     pub fn id_key(&self) -> String {
-        format!(
+        let key = format!(
             "{:?}|{}|{}|{}|{:?}|{}",
             self.strategy,
             self.chunk_size,
@@ -240,7 +265,11 @@ impl Options {
             self.max_size,
             self.unit,
             self.encoding.name()
-        )
+        );
+        match self.min_chunk_size {
+            Some(min) => format!("{key}|{min}"),
+            None => key,
+        }
     }
 }
 
@@ -375,7 +404,8 @@ where
         exact,
     } = split;
     let mut chunks = if exact {
-        fold_degenerate(source, chunks, options.max_size, length)
+        let chunks = fold_degenerate(source, chunks, options.max_size, length);
+        boundaries::fit(source, chunks, options.max_size, length, false)
     } else if fixed {
         chunks
             .into_iter()
@@ -388,7 +418,7 @@ where
         if !overlapped && options.overlap > 0 {
             add_overlap(source, &mut chunks, &whole_blocks, options, length);
         }
-        chunks
+        boundaries::fit(source, chunks, options.max_size, length, true)
     };
     if !document_metadata.is_empty() {
         for c in &mut chunks {
@@ -432,7 +462,9 @@ fn fallback_splitter(max_size: usize) -> RecursiveSplitter {
         .unwrap_or_else(|e| unreachable!("{e}"))
 }
 
-/// Splits the chunks above `max_size` (in the unit) into chunks within it.
+/// Splits the chunks above `max_size` (in the unit) into chunks within it,
+/// cut between grapheme clusters ([`boundaries`]; pieces without a letter or
+/// digit go to the front of the next).
 pub fn split_to_max<L: LengthFunction<str>>(
     source: &str,
     range: Range<usize>,
@@ -448,14 +480,16 @@ pub fn split_to_max<L: LengthFunction<str>>(
     } else {
         fallback_splitter(max_size).split(text, length)
     };
-    pieces
+    let pieces = pieces
         .into_iter()
         .filter_map(|p| match p {
-            crate::chunking::recursive::Piece::Span(r) => {
-                Some(range.start + r.start..range.start + r.end)
-            }
+            crate::chunking::recursive::Piece::Span(r) => Some(Raw::span(r)),
             crate::chunking::recursive::Piece::Text(_) => None,
         })
+        .collect();
+    boundaries::fit(text, pieces, max_size, length, true)
+        .into_iter()
+        .map(|p| range.start + p.range.start..range.start + p.range.end)
         .collect()
 }
 

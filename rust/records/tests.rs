@@ -11,6 +11,7 @@ fn options(strategy: Strategy, size: usize, overlap: usize) -> Options {
         encoding: Encoding::O200kBase,
         context_headers: ContextHeaders::Breadcrumb,
         doc_id: Some("doc".to_string()),
+        min_chunk_size: None,
     }
 }
 
@@ -267,4 +268,112 @@ fn sentence_boundaries() {
             "Para",
         ]
     );
+}
+
+/// Pieces of many scripts: clusters of several code points, and marks on
+/// their own (which join whatever precedes them).
+const SCRIPTS: &[&str] = &[
+    "e\u{301}",
+    "a\u{308}\u{304}",
+    "\u{301}",
+    "word",
+    "\u{1f468}\u{200d}\u{1f469}\u{200d}\u{1f467}",
+    "\u{1f3f3}\u{fe0f}\u{200d}\u{1f308}",
+    "\u{1f44d}\u{1f3fd}",
+    "\u{1f1eb}\u{1f1f7}",
+    "\u{1f1e9}",
+    "\u{200d}",
+    "\u{915}\u{94d}\u{937}",
+    "\u{939}\u{93f}",
+    "\u{93f}",
+    "\u{94d}",
+    "\u{e20}\u{e32}",
+    "\u{e44}\u{e17}",
+    "\u{e31}",
+    "\u{e48}",
+    "\u{1100}\u{1161}\u{11a8}",
+    "\u{11ab}",
+    "\u{d55c}",
+    "\u{5d1}\u{5b0}\u{5bc}",
+    "\u{5e8}\u{5b5}",
+    "\u{5b4}",
+    "\u{59e}",
+    " ",
+    "\n",
+    "\n\n",
+    "\r\n",
+    ". ",
+    "# ",
+];
+
+fn scripts_text() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    proptest::collection::vec(proptest::sample::select(SCRIPTS), 0..120).prop_map(|v| v.concat())
+}
+
+/// Each chunk starts and ends between clusters unless the cluster it cuts
+/// alone exceeds `max`, and its own text is within `max` (a character alone
+/// may exceed it).
+fn check_cuts<L: LengthFunction<str>>(source: &str, records: &[Record], max: usize, length: &L) {
+    use unicode_segmentation::UnicodeSegmentation;
+    let clusters: Vec<Range<usize>> = source
+        .grapheme_indices(true)
+        .map(|(i, g)| i..i + g.len())
+        .collect();
+    for r in records {
+        for at in [r.range.start, r.range.end] {
+            if let Some(c) = clusters.iter().find(|c| c.start < at && at < c.end) {
+                assert!(
+                    length.length(&source[c.clone()]) > max,
+                    "cut at {at} inside {:?} of {source:?}",
+                    &source[c.clone()]
+                );
+            }
+        }
+        let text = r.text(source);
+        assert!(
+            length.length(text) <= max || text.chars().count() == 1,
+            "{text:?} over {max} in {source:?}"
+        );
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn cuts_fall_between_grapheme_clusters(
+        text in scripts_text(),
+        which in 0usize..4,
+        in_tokens in proptest::prelude::any::<bool>(),
+        size in 2usize..40,
+        tenth in 0usize..4,
+    ) {
+        let strategy = [recursive(), Strategy::Token, Strategy::Markdown, Strategy::Sentence][which].clone();
+        let in_tokens = in_tokens || strategy == Strategy::Token;
+        let mut o = options(strategy, size, size * tenth / 10);
+        let t = tokens();
+        if in_tokens {
+            o.unit = UnitName::Tokens;
+            let records = chunk(&text, &o, &t, Some(&t)).unwrap().records;
+            check_cuts(&text, &records, size, &t);
+        } else {
+            let records = chunk(&text, &o, &CharLength, Some(&t)).unwrap().records;
+            check_cuts(&text, &records, size, &CharLength);
+        }
+    }
+}
+
+#[test]
+fn token_windows_start_on_a_letter_not_its_mark() {
+    // Pointed Hebrew: a window of the sliding tokens starts between a letter
+    // and its mark; the chunk starts at the letter and keeps to the maximum.
+    let word = "\u{5d1}\u{59e}\u{5e9}\u{5c1}\u{5b8}\u{5dc}\u{5d5}\u{5b9}\u{5dd} ";
+    let source = word.repeat(300);
+    let mut o = options(Strategy::Token, 40, 4);
+    o.unit = UnitName::Tokens;
+    let t = tokens();
+    let records = chunk(&source, &o, &t, Some(&t)).unwrap().records;
+    check_cuts(&source, &records, 40, &t);
+    assert_eq!(records.last().unwrap().range.end, source.len());
 }

@@ -422,6 +422,13 @@ impl Vocab {
             .get(off as usize..off as usize + len as usize)
     }
 
+    /// The ordinary tokens' bytes in rank order, from rank 0 up to the
+    /// first missing rank (tiktoken's `mergeable_ranks`, whose ranks are
+    /// dense).
+    pub fn mergeable_ranks(&self) -> impl Iterator<Item = &[u8]> {
+        (0..).map_while(|rank| self.token_bytes(rank))
+    }
+
     /// Number of (ordinary) tokens.
     pub fn len(&self) -> usize {
         self.len

@@ -152,3 +152,30 @@ def check_records(
     ]
     dropped_words = [k for k in missing if source[k].isalnum()]
     assert not dropped_words, (len(missing), source[missing[0] : missing[0] + 40])
+
+
+def grapheme_boundaries(text: str) -> set[int]:
+    """The code-point offsets between extended grapheme clusters (UAX #29, as
+    the ``regex`` module's ``\\X`` finds them), both ends included."""
+    import regex
+
+    return {m.start() for m in regex.finditer(r"\X", text)} | {len(text)}
+
+
+def check_grapheme_cuts(
+    source: str, chunks: Sequence[Chunk], *, max_size: int, length: Callable[[str], int]
+) -> None:
+    """Every chunk starts and ends between grapheme clusters unless the cluster
+    it cuts alone exceeds ``max_size``, and its own text is within ``max_size``
+    (one character above it may stand alone)."""
+    import regex
+
+    boundaries = grapheme_boundaries(source)
+    clusters = [(m.start(), m.end()) for m in regex.finditer(r"\X", source)]
+    for i, c in enumerate(chunks):
+        assert source[c.start : c.end] == c.text, (i, c)
+        for at in (c.start, c.end):
+            if at not in boundaries:
+                a, b = next((a, b) for a, b in clusters if a < at < b)
+                assert length(source[a:b]) > max_size, (i, at, source[a:b], c)
+        assert length(c.text) <= max_size or len(c.text) == 1, (i, length(c.text), c)

@@ -1027,6 +1027,14 @@ pub fn split<L: LengthFunction<str>>(source: &str, options: &Options, length: &L
             raw
         })
         .collect();
+    let chunks = absorb_small(
+        source,
+        chunks,
+        &blocks,
+        &headings,
+        (options.min_size(), options.chunk_size, options.max_size),
+        length,
+    );
     let whole_blocks = blocks
         .iter()
         .filter(|b| b.kind == Kind::Whole)
@@ -1038,6 +1046,101 @@ pub fn split<L: LengthFunction<str>>(source: &str, options: &Options, length: &L
         document_metadata,
         ..Split::default()
     }
+}
+
+/// Chunks that are headings alone, or below `min` in the unit, join a
+/// neighbour with the same heading path: the two become one chunk when it
+/// stays within `size`; otherwise the cut between them moves to the last
+/// word start that leaves the second at least `min` and under the same
+/// headings (never inside a heading, a code fence or a table; the first
+/// keeping more than headings; both within `max`). Without such a
+/// neighbour, or such a cut, the chunk stays as it is.
+fn absorb_small<L: LengthFunction<str>>(
+    source: &str,
+    chunks: Vec<Raw>,
+    blocks: &[Block],
+    headings: &Headings<'_>,
+    (min, size, max): (usize, usize, usize),
+    length: &L,
+) -> Vec<Raw> {
+    let heading_only = |r: &Range<usize>| {
+        let a = blocks.partition_point(|b| b.range.end <= r.start);
+        let b = blocks.partition_point(|b| b.range.start < r.end);
+        a < b
+            && blocks[a..b]
+                .iter()
+                .all(|b| matches!(b.kind, Kind::Heading(..)))
+    };
+    let small = |r: &Range<usize>| {
+        heading_only(r) || (min > 0 && length.length_up_to(&source[r.clone()], min) < min)
+    };
+    let fits = |r: Range<usize>, limit: usize| !length.exceeds(&source[r], limit);
+    // Whether `p` is strictly inside a heading, a fence or a table.
+    let inside_block = |p: usize| {
+        let k = blocks.partition_point(|b| b.range.end <= p);
+        blocks
+            .get(k)
+            .is_some_and(|b| b.range.start < p && !matches!(b.kind, Kind::Other))
+    };
+    let recut = |range: Range<usize>, path: &[Heading]| -> Option<usize> {
+        let text = &source[range.clone()];
+        for (i, ch) in text.char_indices().rev() {
+            let p = range.start + i;
+            if i == 0
+                || crate::unicode::is_space(ch)
+                || !text[..i]
+                    .chars()
+                    .next_back()
+                    .is_some_and(crate::unicode::is_space)
+                || inside_block(p)
+            {
+                continue;
+            }
+            let tail = length.length_up_to(&source[p..range.end], max);
+            if tail > max {
+                return None;
+            }
+            // Further back the tail only grows and the head shrinks.
+            if tail >= min && fits(range.start..p, max) {
+                let fine = !heading_only(&(range.start..p))
+                    && headings
+                        .path_at(first_word(source, p..range.end))
+                        .as_deref()
+                        == Some(path);
+                return fine.then_some(p);
+            }
+        }
+        None
+    };
+    let mut out: Vec<Raw> = Vec::with_capacity(chunks.len());
+    for c in chunks {
+        out.push(c);
+        while let [.., x, y] = out.as_mut_slice() {
+            if x.headings != y.headings || !(small(&x.range) || small(&y.range)) {
+                break;
+            }
+            if fits(x.range.start..y.range.end, size) {
+                x.range.end = y.range.end;
+                out.pop();
+                continue;
+            }
+            if let Some(p) = recut(x.range.start..y.range.end, &y.headings) {
+                x.range.end = p;
+                y.range.start = p;
+                y.own_start = p;
+            }
+            break;
+        }
+    }
+    out
+}
+
+/// Where the first letter or digit of `range` is (its end without one).
+fn first_word(source: &str, range: Range<usize>) -> usize {
+    source[range.clone()]
+        .char_indices()
+        .find(|(_, c)| *c != '_' && crate::unicode::is_word(*c))
+        .map_or(range.end, |(i, _)| range.start + i)
 }
 
 /// The top-level headings (level, text, byte offset), for tests.
