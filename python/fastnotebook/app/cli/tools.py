@@ -10,6 +10,7 @@ from pathlib import Path
 from loguru import logger
 
 from fastnotebook import chunking, token_utils
+from fastnotebook.app.cli import chunk_commands
 from fastnotebook.app.cli.errors import EXIT_USAGE, CliError, missing_app_message, positive_int
 from fastnotebook.app.textcheck import BinaryFileError, read_text_file
 
@@ -63,6 +64,8 @@ def _chunking_config(args: argparse.Namespace) -> chunking.ChunkingConfig | None
 
 
 def cmd_chunk(args: argparse.Namespace) -> int:
+    if chunk_commands.wanted(args):
+        return chunk_commands.cmd_records(args, _read)
     path = Path(args.file)
     config = _chunking_config(args)
     text = _read(path)
@@ -148,7 +151,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     chunk = sub.add_parser(
         "chunk",
-        help="print the chunks of one file (type detected)",
+        help="print the chunks of one file (type detected, or --strategy)",
         description="Print the chunks of one file as ingest and embed would make them. "
         "Without options the sizes come from the environment (FASTNOTEBOOK_CHUNK_UNIT, "
         "OPEN_NOTEBOOK_CHUNK_SIZE, ...).",
@@ -171,6 +174,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         choices=list(token_utils.ENCODINGS),
         help="tokenizer of the token unit (default: o200k_base or FASTNOTEBOOK_ENCODING)",
     )
+    chunk_commands.add_options(chunk)
     chunk.set_defaults(run=cmd_chunk)
 
     bench = sub.add_parser(
