@@ -10,7 +10,7 @@ from pathlib import Path
 from loguru import logger
 
 from fastnotebook import chunking, token_utils
-from fastnotebook.app.cli import chunk_commands
+from fastnotebook.app.cli import chunk_commands, eval_commands
 from fastnotebook.app.cli.errors import EXIT_USAGE, CliError, missing_app_message, positive_int
 from fastnotebook.app.textcheck import BinaryFileError, read_text_file
 
@@ -212,6 +212,8 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="with --langchain: only these classes (default: all)",
     )
     bench.set_defaults(run=cmd_bench)
+
+    eval_commands.add_command(sub)
 
     serve = sub.add_parser("serve", help="serve the context API over HTTP (FastAPI)")
     serve.add_argument("--host", default="127.0.0.1", help="address (default: 127.0.0.1)")
