@@ -97,12 +97,17 @@ def test_configs_parse_and_grid() -> None:
     assert config.family == "fastnotebook"
     assert quality.parse("semchunk").family == "peer"
     assert quality.parse("open-notebook").family == "open-notebook"
-    grid = quality.grid([quality.parse("token"), config], sizes=[50, 100], overlaps=[0, 50])
+    grid = quality.grid(
+        [quality.parse("token"), config, quality.parse("open-notebook")],
+        sizes=[50, 100],
+        overlaps=[0, 50],
+    )
     assert [(c.kind, c.size, c.overlap) for c in grid] == [
         ("token", 50, 0),
         ("token", 100, 0),
         ("token", 100, 50),
         ("recursive", 300, 30),
+        ("open-notebook", None, 0),  # its contract, 1500/225 characters
     ]
     for bad in ("nope", "recursive,size=x", "recursive,unit=words", "token,unit=chars",
                 "recursive,size=10,overlap=10", "recursive,colour=red"):  # fmt: skip

@@ -81,7 +81,8 @@ def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         type=_integers,
         default=[200],
         metavar="N,N",
-        help="sizes of the configurations without size= (default 200)",
+        help="sizes of the configurations without size= (default 200; Open Notebook's "
+        "contracts keep theirs)",
     )
     parser.add_argument(
         "--overlaps",

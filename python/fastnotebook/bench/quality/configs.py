@@ -163,10 +163,11 @@ def _check(config: Config, spec: str) -> None:
 
 def grid(configs: Iterable[Config], sizes: Sequence[int], overlaps: Sequence[int]) -> list[Config]:
     """Each configuration without a size at every size and overlap (pairs with
-    the overlap not below the size are left out); the others as they are."""
+    the overlap not below the size are left out); the others, and Open
+    Notebook's contracts without ``size=``, as they are."""
     out: list[Config] = []
     for config in configs:
-        if config.size is not None or config.kind == "open-notebook-head" or not sizes:
+        if config.size is not None or config.kind.startswith("open-notebook") or not sizes:
             out.append(config)
             continue
         for size in sizes:
