@@ -34,8 +34,9 @@ test: build lint test-rust test-python ## Set up, build, lint, run all tests
 test-rust: ## Rust unit and property tests
 	cargo test --quiet --all-targets --all-features
 
-test-python: build ## Python tests (parity against the references)
+test-python: build ## Python tests (parity against the references), benchmarks once each as tests
 	$(PY) -m pytest -q
+	$(PY) -m pytest benches --benchmark-disable -q
 
 lint: build ## rustfmt, clippy, ruff, mypy, stubtest
 	cargo fmt --check
@@ -70,6 +71,9 @@ bench: build ## Benchmarks against the references, same run (figures: docs/perf,
 	$(PY) benches/bench_context.py
 	$(PY) benches/bench_ray_scaling.py --docs docs/SCALING.md
 	$(PY) -m fastnotebook bench --out $(BENCH_OUT) --docs .
+	# pytest-benchmark: each hot path beside its reference (saved in .benchmarks;
+	# compare a later run with `pytest benches --benchmark-only --benchmark-compare`).
+	$(PY) -m pytest benches --benchmark-only --benchmark-autosave -q
 
 docs: build ## Regenerate docs/api.md (docstrings), docs/cli.md's reference (argument parser) and docs/ARCHITECTURE.md's drawing (import graph)
 	$(PY) scripts/gen_api_docs.py

@@ -7,7 +7,7 @@
   chunk FILE           the chunks of one file
   notes ...            Markdown vaults: import, export, audit, search, qdrant-export
   demo                 all of the above on the bundled samples
-  bench, serve         the chunking benchmark, the HTTP API
+  bench, eval, serve   the chunking benchmark, retrieval quality, the HTTP API
   patch-open-notebook  swap fastnotebook's modules into an Open Notebook tree
 
 Errors are one line on stderr; exit codes: 0 done, 1 failed, 2 wrong

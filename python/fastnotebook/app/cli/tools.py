@@ -12,6 +12,7 @@ from pathlib import Path
 from loguru import logger
 
 from fastnotebook import chunking, token_utils
+from fastnotebook.app.cli import chunk_commands, eval_commands
 from fastnotebook.app.cli.errors import EXIT_USAGE, CliError, missing_app_message, positive_int
 from fastnotebook.textcheck import BinaryFileError, read_text_file
 
@@ -67,6 +68,8 @@ def _chunking_config(args: argparse.Namespace) -> chunking.ChunkingConfig | None
 
 
 def cmd_chunk(args: argparse.Namespace) -> int:
+    if chunk_commands.wanted(args):
+        return chunk_commands.cmd_records(args, _read)
     path = Path(args.file)
     config = _chunking_config(args)
     text = _read(path)
@@ -187,7 +190,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     chunk = sub.add_parser(
         "chunk",
-        help="print the chunks of one file (type detected)",
+        help="print the chunks of one file (type detected, or --strategy)",
         description="Print the chunks of one file as ingest and embed would make them. "
         "Without options the sizes come from the environment (FASTNOTEBOOK_CHUNK_UNIT, "
         "OPEN_NOTEBOOK_CHUNK_SIZE, ...).",
@@ -210,6 +213,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         choices=list(token_utils.ENCODINGS),
         help="tokenizer of the token unit (default: o200k_base or FASTNOTEBOOK_ENCODING)",
     )
+    chunk_commands.add_options(chunk)
     chunk.set_defaults(run=cmd_chunk)
 
     bench = sub.add_parser(
@@ -247,6 +251,8 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="with --langchain: only these classes (default: all)",
     )
     bench.set_defaults(run=cmd_bench)
+
+    eval_commands.add_command(sub)
 
     serve = sub.add_parser("serve", help="serve the context API over HTTP (FastAPI)")
     serve.add_argument("--host", default="127.0.0.1", help="address (default: 127.0.0.1)")
