@@ -65,7 +65,7 @@ fn check_matrix(matrix: &[f32], dim: usize) -> Result<usize> {
             "the vectors' dimension must be at least 1".into(),
         ));
     }
-    if matrix.len() % dim != 0 {
+    if !matrix.len().is_multiple_of(dim) {
         return Err(Error::InvalidArgument(format!(
             "a matrix of {} values is not made of rows of {dim}",
             matrix.len()

@@ -10,11 +10,16 @@ use crate::vector_search;
 /// The matrix as one row-major slice and its row length.
 fn rows<'a>(matrix: &'a PyReadonlyArray2<'_, f32>) -> PyResult<(&'a [f32], usize)> {
     let dim = matrix.shape()[1];
-    let slice = matrix.as_slice().map_err(|_| {
-        PyValueError::new_err(
-            "matrix must be C-contiguous (row-major): pass numpy.ascontiguousarray(matrix)",
-        )
-    })?;
+    // as_slice accepts Fortran order too: the rows must be contiguous.
+    let slice = matrix
+        .as_slice()
+        .ok()
+        .filter(|_| matrix.is_c_contiguous())
+        .ok_or_else(|| {
+            PyValueError::new_err(
+                "matrix must be C-contiguous (row-major): pass numpy.ascontiguousarray(matrix)",
+            )
+        })?;
     Ok((slice, dim))
 }
 
@@ -23,6 +28,9 @@ fn vector<'a>(array: &'a PyReadonlyArray1<'_, f32>, name: &str) -> PyResult<&'a 
         .as_slice()
         .map_err(|_| PyValueError::new_err(format!("{name} must be a contiguous array")))
 }
+
+/// Row indices (int64) and their scores (float32), best first.
+type TopK<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>);
 
 /// The norm of every row of a float32 matrix (n x d), as cosine_top_k uses them.
 #[pyfunction]
@@ -49,7 +57,7 @@ fn cosine_top_k<'py>(
     norms: PyReadonlyArray1<'py, f32>,
     query: PyReadonlyArray1<'py, f32>,
     k: usize,
-) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>)> {
+) -> PyResult<TopK<'py>> {
     let (slice, dim) = rows(&matrix)?;
     if dim == 0 {
         return Err(PyValueError::new_err(
