@@ -45,12 +45,15 @@ __all__ = ["EXACT_MAX_ROWS", "REBUILD_MAX_ROWS", "SEARCH_MODES", "text_search", 
 SearchMode = Literal["auto", "exact", "ann"]
 SEARCH_MODES: tuple[SearchMode, ...] = ("auto", "exact", "ann")
 
-# Measured by benches/bench_search.py (docs/performance.md): above this many
-# vectors the HNSW index answers sooner than an exact scan of the snapshot.
-EXACT_MAX_ROWS = 1_000_000
-# Up to this many vectors, ``auto`` reads a stale snapshot again (about
-# a millisecond a vector) rather than answer from the approximate index.
-REBUILD_MAX_ROWS = 5_000
+# From benches/bench_search.py (docs/performance.md): the core's exact search
+# over 384-dimension vectors takes about 1 ms at 10,000 rows, 125 ms at
+# 100,000 and 1.9 s at 1,000,000 (p50, 2 loaded cores); above this many
+# vectors ``auto`` asks the HNSW index, whose cost grows with log(rows).
+EXACT_MAX_ROWS = 100_000
+# Reading the vectors out of the engine costs about 1-3 ms a vector on that
+# machine: up to this many, ``auto`` reads a stale snapshot again rather
+# than answer from the approximate index.
+REBUILD_MAX_ROWS = 2_000
 
 Hit = dict[str, Any]
 
