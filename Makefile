@@ -70,6 +70,7 @@ bench: build ## Benchmarks against the references, same run (figures: docs/perf,
 	$(PY) benches/bench_text_utils.py
 	$(PY) benches/bench_context.py
 	$(PY) benches/bench_ray_scaling.py --docs docs/SCALING.md
+	$(PY) benches/bench_search.py --docs docs/performance.md --scaling docs/SCALING.md
 	$(PY) -m fastnotebook bench --out $(BENCH_OUT) --docs .
 	# pytest-benchmark: each hot path beside its reference (saved in .benchmarks;
 	# compare a later run with `pytest benches --benchmark-only --benchmark-compare`).

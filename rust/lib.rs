@@ -14,6 +14,7 @@ pub mod records;
 pub mod text;
 pub mod tokens;
 pub mod unicode;
+pub mod vector_search;
 
 mod py;
 

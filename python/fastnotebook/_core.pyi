@@ -47,6 +47,7 @@ __all__ = [
     "_token_char_classes",
     "chunk_text",
     "chunk_texts",
+    "cosine_top_k",
     "detect_content_type",
     "detect_content_type_from_extension",
     "detect_content_type_from_heuristics",
@@ -60,6 +61,7 @@ __all__ = [
     "parse_thinking_content",
     "remove_non_ascii",
     "remove_non_printable",
+    "row_norms",
     "token_count",
     "token_counts",
     "token_windows",
@@ -204,6 +206,13 @@ def mean_pool_segments(
 def mean_pool_tokens(
     hidden: npt.NDArray[np.float32], mask: npt.NDArray[np.int64]
 ) -> npt.NDArray[np.float32]: ...
+def row_norms(matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]: ...
+def cosine_top_k(
+    matrix: npt.NDArray[np.float32],
+    norms: npt.NDArray[np.float32],
+    query: npt.NDArray[np.float32],
+    k: int,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]: ...
 
 CHUNK_STRATEGIES: tuple[str, ...]
 

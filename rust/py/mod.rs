@@ -12,6 +12,7 @@ mod pooling;
 mod records;
 mod text;
 mod tokens;
+mod vector_search;
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
@@ -60,5 +61,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     notes::register(m)?;
     pooling::register(m)?;
     records::register(m)?;
-    tokens::register(m)
+    tokens::register(m)?;
+    vector_search::register(m)
 }

@@ -201,7 +201,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         raise CliError("the query is empty: give the words to search for", code=2)
 
     async def work(db: Database) -> int:
-        hits = await vector_search(args.query, args.k, minimum_score=args.min_score)
+        hits = await vector_search(args.query, args.k, minimum_score=args.min_score, mode=args.mode)
         if args.json:
             json.dump(hits, sys.stdout, ensure_ascii=False, indent=2, default=str)
             print()
@@ -323,7 +323,10 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="vector search, ranked hits",
         description="Vector search over the embedded sources, insights and notes. Hits are "
         "grouped: a source appears once, with its matching chunks under it, so -k 5 gives at "
-        "most 5 sources (and notes), each with one or more chunks.",
+        "most 5 sources (and notes), each with one or more chunks. By default the nearest "
+        "vectors are found exactly (every stored vector compared, from a cache beside the "
+        "database that is read again whenever the database changed) while that is the "
+        "faster way, and by the database's HNSW index otherwise; --exact or --ann choose.",
     )
     search_cmd.add_argument("query", help="the words to search for")
     search_cmd.add_argument(
@@ -340,7 +343,23 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="lowest cosine similarity shown, -1 to 1 (default 0.2)",
     )
     search_cmd.add_argument("--json", action="store_true", help="machine-readable output")
-    search_cmd.set_defaults(run=cmd_search)
+    how = search_cmd.add_mutually_exclusive_group()
+    how.add_argument(
+        "--exact",
+        dest="mode",
+        action="store_const",
+        const="exact",
+        help="compare the query with every stored vector (reads them into the cache beside "
+        "the database first if it is not current)",
+    )
+    how.add_argument(
+        "--ann",
+        dest="mode",
+        action="store_const",
+        const="ann",
+        help="ask the database's approximate (HNSW) index",
+    )
+    search_cmd.set_defaults(run=cmd_search, mode="auto")
 
     sources_cmd = sub.add_parser(
         "sources", help="list or remove sources (with their chunks, vectors and state)"

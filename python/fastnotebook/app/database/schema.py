@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MIGRATIONS",
     "SEARCH_INDEXED_FIELDS",
+    "VECTOR_CHANGES",
     "VECTOR_TABLES",
     "drop_vector_indexes",
     "ensure_search_indexes",
@@ -139,11 +140,44 @@ DEFINE INDEX IF NOT EXISTS embedding_state_by_kind ON TABLE embedding_state FIEL
 {_forget_state_on_delete("note")}
 """
 
-# Migration n (1-based) is MIGRATIONS[n - 1]. Append only.
-MIGRATIONS: tuple[str, ...] = (_CORE, _EMBEDDING_STATE)
-
 # Tables whose `embedding` field holds model vectors.
 VECTOR_TABLES = ("source_embedding", "source_insight", "note")
+
+# A change counter of the stored vectors, for the exact-search cache
+# (``fastnotebook.app.database.vector_cache``): every write that adds,
+# removes or changes a vector gives it a new random token, in the writing
+# transaction, whichever code writes (events, not the writers, keep it), and
+# keeps `rows`, the number of stored vectors, exact.
+VECTOR_CHANGES = f"{META}:vector_changes"
+
+
+def _vectors_changed(table: str) -> str:
+    # UPDATE, not UPSERT: the migration creates the counter; a database
+    # without one gets none from a write.
+    return f"""
+DEFINE EVENT IF NOT EXISTS {table}_vectors_changed ON TABLE {table}
+    WHEN $before.embedding != $after.embedding THEN {{
+        UPDATE {VECTOR_CHANGES} SET changes += 1, token = rand::uuid(),
+            rows += (IF $after.embedding != NONE THEN 1 ELSE 0 END)
+                - (IF $before.embedding != NONE THEN 1 ELSE 0 END)
+        RETURN NONE;
+    }};
+"""
+
+
+def _stored_vectors(table: str) -> str:
+    return f"((SELECT count() FROM {table} WHERE embedding != NONE GROUP ALL)[0].count ?? 0)"
+
+
+_VECTOR_CHANGES = "\n".join(_vectors_changed(table) for table in VECTOR_TABLES) + (
+    f"UPSERT {VECTOR_CHANGES} SET changes = 0, token = rand::uuid(), rows = "
+    + " + ".join(_stored_vectors(table) for table in VECTOR_TABLES)
+    + " RETURN NONE;"
+)
+
+# Migration n (1-based) is MIGRATIONS[n - 1]. Append only.
+MIGRATIONS: tuple[str, ...] = (_CORE, _EMBEDDING_STATE, _VECTOR_CHANGES)
+
 
 # (table, field) pairs that text_search looks in.
 SEARCH_INDEXED_FIELDS = (

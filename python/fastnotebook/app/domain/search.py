@@ -1,22 +1,59 @@
 """Full-text and vector search over sources, insights and notes.
 
 Both return ranked hits as dicts, best first, one per item: a source (found
-by its title, text or chunks), an insight, or a note. ``vector_search`` ranks
-by the cosine similarity it computes itself: an approximate (HNSW) index
-finds the candidates but does not return them strictly in order.
+by its title, text or chunks), an insight, or a note.
+
+``vector_search`` has two ways to find the nearest vectors:
+
+- ``exact``: the core's cosine top-k (``fastnotebook._core.cosine_top_k``)
+  over a snapshot of the stored vectors kept in memory and beside an on-disk
+  database (``fastnotebook.app.database.vector_cache``); its results equal a
+  brute-force cosine search bit for bit. A snapshot is used only while the
+  database's change token is the one it was read with, and the hits are read
+  back from the database, so a stale snapshot is never used: it is read
+  again (a full read of the vectors).
+- ``ann``: the database's HNSW index (approximate; the hits are scored by the
+  database's own cosine), or, with no index, the database's full scan.
+
+``auto`` (the default) uses the snapshot when it is current and the store
+holds at most ``EXACT_MAX_ROWS`` vectors; reads a stale one again when the
+store holds at most ``REBUILD_MAX_ROWS``; and otherwise asks the index. Both
+figures come from ``benches/bench_search.py`` (docs/performance.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
-from fastnotebook.app.database.connection import get_database
-from fastnotebook.app.database.record_id import parse_record_ids
-from fastnotebook.app.database.schema import vector_dimension
+import numpy as np
+from loguru import logger
+
+from fastnotebook.app.database.connection import Database, get_database
+from fastnotebook.app.database.record_id import ensure_record_id, parse_record_ids
+from fastnotebook.app.database.vector_cache import (
+    StoreChanges,
+    VectorSnapshot,
+    read_snapshot,
+    store_changes,
+    vector_snapshot,
+)
 from fastnotebook.errors import DatabaseOperationError, InvalidInputError
 
-__all__ = ["text_search", "vector_search"]
+__all__ = ["EXACT_MAX_ROWS", "REBUILD_MAX_ROWS", "SEARCH_MODES", "text_search", "vector_search"]
+
+SearchMode = Literal["auto", "exact", "ann"]
+SEARCH_MODES: tuple[SearchMode, ...] = ("auto", "exact", "ann")
+
+# From benches/bench_search.py (docs/performance.md): the core's exact search
+# over 384-dimension vectors takes about 1 ms at 10,000 rows, 125 ms at
+# 100,000 and 1.9 s at 1,000,000 (p50, 2 loaded cores); above this many
+# vectors ``auto`` asks the HNSW index, whose cost grows with log(rows).
+EXACT_MAX_ROWS = 100_000
+# Reading the vectors out of the engine costs about 1-3 ms a vector on that
+# machine: up to this many, ``auto`` reads a stale snapshot again rather
+# than answer from the approximate index.
+REBUILD_MAX_ROWS = 2_000
 
 Hit = dict[str, Any]
 
@@ -114,6 +151,7 @@ async def vector_search(
     source: bool = True,
     note: bool = True,
     minimum_score: float = 0.2,
+    mode: SearchMode = "auto",
 ) -> list[Hit]:
     """Semantic search: hits with ``id``, ``parent_id``, ``title``,
     ``similarity`` (cosine, at least ``minimum_score``) and ``matches`` (the
@@ -121,7 +159,12 @@ async def vector_search(
 
     A string is embedded with the configured model
     (``fastnotebook.embedding.generate_embedding``); a vector is used as is.
+    ``mode`` is ``"exact"`` (every stored vector compared, in the core),
+    ``"ann"`` (the database's approximate HNSW index) or ``"auto"`` (exact
+    while that is faster; see the module's documentation).
     """
+    if mode not in SEARCH_MODES:
+        raise InvalidInputError(f"mode must be one of {', '.join(SEARCH_MODES)}, not {mode!r}")
     if isinstance(keyword_or_embedding, str):
         if not keyword_or_embedding.strip():
             raise InvalidInputError("Search keyword cannot be empty")
@@ -134,20 +177,112 @@ async def vector_search(
             raise InvalidInputError("the query embedding is empty")
     _check(results, source, note)
     db = await get_database()
-    dimension = await vector_dimension(db)
+    changes = await store_changes(db)
+    dimension = changes.dimension
     if dimension is not None and dimension != len(query):
         raise InvalidInputError(
             f"the query has dimension {len(query)} but the stored vectors have {dimension}"
         )
     # Chunks are grouped by source afterwards: fetch more of them.
     limits = {"source_embedding": 4 * results, "source_insight": results, "note": results}
+    tables = [t for t in limits if (note if t == "note" else source)]
+    snapshot = await _exact_snapshot(db, mode, changes, len(query))
+    if snapshot is not None:
+        rows = await _exact_rows(db, snapshot, query, {t: limits[t] for t in tables})
+        if rows is not None:
+            return _rank([r for r in rows if r["score"] >= minimum_score], results, "similarity")
+    return await _index_search(db, query, dimension, tables, limits, minimum_score, results)
+
+
+async def _exact_snapshot(
+    db: Database, mode: SearchMode, changes: StoreChanges, dimension: int
+) -> VectorSnapshot | None:
+    """The snapshot to search exactly, or None to ask the database."""
+    if mode == "ann":
+        return None
+    if mode == "exact":
+        return await vector_snapshot(db, dimension, changes)
+    # auto. Without a change token (a schema managed elsewhere) nothing tells
+    # a stale snapshot: the database answers.
+    if changes.token is None:
+        return None
+    current = await vector_snapshot(db, dimension, changes, read=False)
+    rows = current.rows if current is not None else changes.rows
+    if rows > EXACT_MAX_ROWS:
+        return None
+    if current is not None:
+        return current
+    if rows <= REBUILD_MAX_ROWS or changes.dimension is None:
+        # Without an index the database would scan every vector anyway.
+        return await vector_snapshot(db, dimension, changes)
+    return None
+
+
+_HIT_FIELDS = {
+    "source_embedding": "id AS row, source AS id, source AS parent_id, source.title AS title",
+    "source_insight": "id AS row, id, source AS parent_id, "
+    "insight_type + ' - ' + (source.title ?? '') AS title",
+    "note": "id AS row, id, id AS parent_id, title",
+}
+
+
+async def _exact_rows(
+    db: Database, snapshot: VectorSnapshot, query: list[float], limits: dict[str, int]
+) -> list[Hit] | None:
+    """The nearest rows of each table by the core's exact search, read back
+    from the database with their score. A hit the database no longer has
+    means the snapshot is stale: it is read again once; None if it is still
+    not current (the caller then asks the database)."""
+    vector = np.asarray(query, dtype=np.float32)
+    for attempt in range(2):
+        found = {t: snapshot.tables[t].top_k(vector, k) for t, k in limits.items()}
+        wanted = [t for t in limits if found[t]]
+        if not wanted:
+            return []
+        params: dict[str, Any] = {
+            f"ids_{t}": [ensure_record_id(rid) for rid, _ in found[t]] for t in wanted
+        }
+        statements = ";\n".join(f"SELECT {_HIT_FIELDS[t]}, content FROM $ids_{t}" for t in wanted)
+        answers = await db.query_all(statements + ";", params)
+        rows: list[Hit] = []
+        complete = True
+        for table, answer in zip(wanted, answers, strict=True):
+            by_row = {str(r["row"]): r for r in answer or []}
+            for rid, score in found[table]:
+                row = by_row.get(rid)
+                if row is None:
+                    complete = False
+                    break
+                rows.append(
+                    {
+                        **parse_record_ids({k: v for k, v in row.items() if k != "row"}),
+                        "score": score,
+                    }
+                )
+        if complete:
+            return rows
+        if attempt == 0:
+            logger.info("The vector snapshot is stale (a hit was deleted): reading it again")
+            snapshot = await read_snapshot(db, snapshot.dimension)
+    return None
+
+
+async def _index_search(
+    db: Database,
+    query: list[float],
+    dimension: int | None,
+    tables: list[str],
+    limits: dict[str, int],
+    minimum_score: float,
+    results: int,
+) -> list[Hit]:
+    """The database's search: its HNSW index, or its full scan without one."""
     fields = {
         "source_embedding": "source AS id, source AS parent_id, source.title AS title",
         "source_insight": "id, source AS parent_id, "
         "insight_type + ' - ' + (source.title ?? '') AS title",
         "note": "id, id AS parent_id, title",
     }
-    tables = [t for t in limits if (note if t == "note" else source)]
     statements = []
     for table in tables:
         select = (

@@ -1,0 +1,269 @@
+"""The stored vectors as float32 matrices, for exact search in the core.
+
+A snapshot holds, for each vector table (``source_embedding``,
+``source_insight``, ``note``), the ids of the rows that have a vector of the
+snapshot's dimension, the vectors as one row-major float32 matrix and their
+norms. It is always read from the database, never the source of truth:
+
+- It is keyed by the token of ``fastnotebook_meta:vector_changes``, which
+  the database's own events replace in every transaction that adds, removes
+  or changes a vector, whatever code writes it (see
+  ``schema.VECTOR_CHANGES``). The token and the vectors are read in one
+  transaction, so a snapshot is exactly the store as of its token.
+- Before each use the current token is read (one small query); a snapshot
+  with another token is stale and never used.
+- It is kept in memory, per open ``Database``, and for an on-disk embedded
+  database in a folder beside it (``<database folder>.vectors``), so that the
+  next process starts from the file instead of the database. Deleting that
+  folder is always safe.
+- A database whose schema has no change counter (a server database managed
+  by someone else, or one opened without migrations) gets no cache: a
+  snapshot can still be read for one search, at the cost of a full read.
+
+Reading a snapshot costs a full read of the vectors (the engine's, at about
+a millisecond a row on a small machine): see docs/performance.md for the
+figures and ``domain.search`` for how the search mode weighs that cost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from loguru import logger
+
+from fastnotebook import _core
+from fastnotebook.app.database.connection import Database
+from fastnotebook.app.database.schema import VECTOR_CHANGES, VECTOR_TABLES
+
+__all__ = [
+    "StoreChanges",
+    "VectorSnapshot",
+    "VectorTable",
+    "cache_folder",
+    "drop_snapshot",
+    "read_snapshot",
+    "store_changes",
+    "vector_snapshot",
+]
+
+FORMAT = 1
+
+F32 = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class VectorTable:
+    """One table's vectors: ``ids[i]`` (UTF-8 record ids) is row ``i``."""
+
+    ids: npt.NDArray[np.bytes_]
+    matrix: F32  # (rows, dimension), C-contiguous
+    norms: F32  # (rows,)
+
+    @property
+    def rows(self) -> int:
+        return int(self.matrix.shape[0])
+
+    def top_k(self, query: F32, k: int) -> list[tuple[str, float]]:
+        """The ``k`` rows most similar to ``query`` (cosine, best first; ties
+        by row): (record id, score). See ``fastnotebook._core.cosine_top_k``."""
+        if self.rows == 0:
+            return []
+        index, score = _core.cosine_top_k(self.matrix, self.norms, query, k)
+        return [
+            (self.ids[i].decode("utf-8", "surrogatepass"), float(s))
+            for i, s in zip(index.tolist(), score.tolist(), strict=True)
+        ]
+
+
+@dataclass(frozen=True)
+class VectorSnapshot:
+    """The vectors of one dimension, as of the change token ``token``."""
+
+    token: str | None
+    dimension: int
+    tables: dict[str, VectorTable]
+
+    @property
+    def rows(self) -> int:
+        return sum(t.rows for t in self.tables.values())
+
+
+@dataclass(frozen=True)
+class StoreChanges:
+    """The change counter: its token (None without one), the number of
+    stored vectors, and the dimension of the vector indexes (None without)."""
+
+    token: str | None
+    rows: int
+    dimension: int | None
+
+
+_snapshots: weakref.WeakKeyDictionary[Database, VectorSnapshot] = weakref.WeakKeyDictionary()
+
+
+async def store_changes(db: Database) -> StoreChanges:
+    """The current change token, row estimate and index dimension (one query)."""
+    row, dimension = await db.query_all(
+        f"SELECT token, rows FROM ONLY {VECTOR_CHANGES};\n"
+        "RETURN (SELECT VALUE dimension FROM ONLY fastnotebook_meta:vectors);"
+    )
+    row = row if isinstance(row, dict) else {}
+    token = row.get("token")
+    return StoreChanges(
+        token=None if token is None else str(token),
+        rows=int(row.get("rows") or 0),
+        dimension=None if dimension is None else int(dimension),
+    )
+
+
+def cache_folder(db: Database) -> Path | None:
+    """Where an on-disk embedded database's snapshot is kept (None otherwise)."""
+    path = db.settings.local_path
+    if path is None:
+        return None
+    return path.with_name(path.name + ".vectors")
+
+
+def _table(ids: list[str], vectors: list[Any], dimension: int) -> VectorTable:
+    matrix = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), dimension)
+    matrix = np.ascontiguousarray(matrix)
+    encoded = np.array([i.encode("utf-8", "surrogatepass") for i in ids], dtype=np.bytes_)
+    if not ids:
+        encoded = np.zeros(0, dtype="S1")
+    return VectorTable(ids=encoded, matrix=matrix, norms=_core.row_norms(matrix))
+
+
+async def read_snapshot(db: Database, dimension: int) -> VectorSnapshot:
+    """Read every stored vector of ``dimension`` and the change token, in one
+    transaction (so the snapshot is exactly the store as of its token)."""
+    selects = "\n".join(
+        f"SELECT id, embedding FROM {table} "
+        "WHERE embedding != NONE AND array::len(embedding) = $dim;"
+        for table in VECTOR_TABLES
+    )
+    results = await db.query_all(
+        f"BEGIN TRANSACTION;\nSELECT VALUE token FROM ONLY {VECTOR_CHANGES};\n"
+        f"{selects}\nCOMMIT TRANSACTION;",
+        {"dim": dimension},
+    )
+    # The token and the three tables are the last results, whether or not
+    # BEGIN and COMMIT have one of their own.
+    token, *rows = results[-(len(VECTOR_TABLES) + 1) :]
+    tables = {}
+    for table, found in zip(VECTOR_TABLES, rows, strict=True):
+        found = found or []
+        tables[table] = _table(
+            [str(r["id"]) for r in found], [r["embedding"] for r in found], dimension
+        )
+    return VectorSnapshot(
+        token=None if token is None else str(token), dimension=dimension, tables=tables
+    )
+
+
+def _load_files(folder: Path) -> VectorSnapshot | None:
+    """The snapshot saved in ``folder``, or None if there is none usable."""
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        if manifest.get("format") != FORMAT:
+            return None
+        dimension = int(manifest["dimension"])
+        tables = {}
+        for table in VECTOR_TABLES:
+            name = manifest["files"][table]
+            matrix = np.load(folder / f"{name}.matrix.npy", mmap_mode="r")
+            norms = np.load(folder / f"{name}.norms.npy", mmap_mode="r")
+            ids = np.load(folder / f"{name}.ids.npy", mmap_mode="r")
+            if (
+                matrix.dtype != np.float32
+                or matrix.ndim != 2
+                or matrix.shape[1] != dimension
+                or norms.shape != (matrix.shape[0],)
+                or ids.shape != (matrix.shape[0],)
+            ):
+                return None
+            tables[table] = VectorTable(ids=ids, matrix=matrix, norms=norms)
+        return VectorSnapshot(token=str(manifest["token"]), dimension=dimension, tables=tables)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        logger.debug("No usable vector cache in {}: {}", folder, e)
+        return None
+
+
+def _save_files(folder: Path, snapshot: VectorSnapshot) -> None:
+    """Save ``snapshot`` in ``folder``: new files first, then the manifest
+    that names them (replaced atomically), then the old files go."""
+    if snapshot.token is None:
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = snapshot.token.replace("-", "")[:16]
+    files = {}
+    for table, data in snapshot.tables.items():
+        name = f"{table}-{stem}"
+        np.save(folder / f"{name}.matrix.npy", data.matrix)
+        np.save(folder / f"{name}.norms.npy", data.norms)
+        np.save(folder / f"{name}.ids.npy", data.ids)
+        files[table] = name
+    manifest = {
+        "format": FORMAT,
+        "token": snapshot.token,
+        "dimension": snapshot.dimension,
+        "files": files,
+        "rows": {t: d.rows for t, d in snapshot.tables.items()},
+    }
+    temporary = folder / f"manifest.json.{os.getpid()}"
+    temporary.write_text(json.dumps(manifest), encoding="utf-8")
+    os.replace(temporary, folder / "manifest.json")
+    keep = {f"{name}.{part}.npy" for name in files.values() for part in ("matrix", "norms", "ids")}
+    for path in folder.iterdir():
+        if path.name != "manifest.json" and path.name not in keep:
+            path.unlink(missing_ok=True)
+
+
+async def vector_snapshot(
+    db: Database, dimension: int, changes: StoreChanges | None = None, *, read: bool = True
+) -> VectorSnapshot | None:
+    """The current snapshot of the vectors of ``dimension``: the one in
+    memory or in the cache folder if its token is current, else (``read``)
+    one read from the database and cached, else None. ``changes`` is
+    ``store_changes(db)`` if the caller has it (it must be current)."""
+    changes = changes or await store_changes(db)
+    token = changes.token
+    if token is not None:
+        held = _snapshots.get(db)
+        if held is not None and held.token == token and held.dimension == dimension:
+            return held
+        folder = cache_folder(db)
+        if folder is not None:
+            saved = _load_files(folder)
+            if saved is not None and saved.token == token and saved.dimension == dimension:
+                _snapshots[db] = saved
+                return saved
+    if not read:
+        return None
+    snapshot = await read_snapshot(db, dimension)
+    # Exactly the store as of its own token (newer than ``token`` if a write
+    # came in between): cached under that one.
+    if snapshot.token is not None:
+        _snapshots[db] = snapshot
+        folder = cache_folder(db)
+        if folder is not None:
+            try:
+                _save_files(folder, snapshot)
+            except OSError as e:
+                logger.warning("Could not save the vector cache in {}: {}", folder, e)
+    return snapshot
+
+
+def drop_snapshot(db: Database) -> None:
+    """Forget ``db``'s snapshot, in memory and on disk."""
+    _snapshots.pop(db, None)
+    folder = cache_folder(db)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)

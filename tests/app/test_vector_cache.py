@@ -1,0 +1,237 @@
+"""Exact search through the database: the snapshot of the stored vectors
+equals a numpy brute force over what the database holds; a snapshot is never
+used once the database changed, whoever wrote; the on-disk cache is reused
+by the next process only while it is current; the HNSW index finds the same
+neighbours (recall@10) on real vectors."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fastnotebook.app.ai import local_models, model_manager
+from fastnotebook.app.database import (
+    Database,
+    DatabaseSettings,
+    ensure_record_id,
+    open_database,
+    replace_source_chunks,
+    repo_insert,
+    set_database,
+    set_embeddings,
+)
+from fastnotebook.app.database.vector_cache import (
+    cache_folder,
+    store_changes,
+    vector_snapshot,
+)
+from fastnotebook.app.domain import Note, Source, vector_search
+from fastnotebook.chunking import chunk_text
+from fastnotebook.embedding import generate_embeddings
+from fastnotebook.errors import InvalidInputError
+from helpers.corpus import require_corpus
+from helpers.vectors import brute_force_top_k
+
+DIM = 16
+
+
+@pytest.fixture
+async def db() -> AsyncIterator[Database]:
+    database = await open_database(DatabaseSettings("mem://", full_text_search=False))
+    previous = set_database(database)
+    yield database
+    set_database(previous)
+    await database.close()
+
+
+async def stored(db: Database, table: str) -> tuple[list[str], np.ndarray]:
+    """The ids and vectors the database holds, read directly."""
+    rows = await db.query(f"SELECT id, embedding FROM {table} WHERE embedding != NONE;")
+    ids = [str(r["id"]) for r in rows]
+    return ids, np.asarray([r["embedding"] for r in rows], dtype=np.float32).reshape(-1, DIM)
+
+
+async def seed(rng: np.random.Generator, sources: int = 6, chunks: int = 40) -> list[str]:
+    ids = []
+    for i in range(sources):
+        source = Source(title=f"s{i}")
+        await source.save()
+        vectors = rng.standard_normal((chunks, DIM)).astype(np.float32)
+        texts = [f"s{i} c{j}" for j in range(chunks)]
+        await replace_source_chunks(source.id or "", texts, vectors.tolist())
+        ids.append(source.id or "")
+    notes = []
+    for i in range(5):
+        note = Note(title=f"n{i}", content=f"note {i}", note_type="human")
+        await note.save()
+        notes.append(note.id or "")
+    await set_embeddings({n: rng.standard_normal(DIM).tolist() for n in notes})
+    return ids
+
+
+async def test_the_snapshot_equals_a_brute_force_over_the_database(db: Database) -> None:
+    rng = np.random.default_rng(1)
+    await seed(rng)
+    snapshot = await vector_snapshot(db, DIM)
+    assert snapshot is not None and snapshot.rows == 6 * 40 + 5
+    for table in ("source_embedding", "note"):
+        ids, matrix = await stored(db, table)
+        for _ in range(5):
+            query = rng.standard_normal(DIM).astype(np.float32)
+            rows, scores = brute_force_top_k(matrix, query, 10)
+            expected = [(ids[r], s) for r, s in zip(rows, scores, strict=True)]
+            # Same ids, same score bits (the database's rows may come in
+            # another order than the snapshot's: compare as sets of pairs).
+            got = snapshot.tables[table].top_k(query, 10)
+            assert sorted(got) == sorted(expected)
+            assert [s for _, s in got] == sorted((s for _, s in got), reverse=True)
+
+
+async def test_exact_search_returns_the_brute_force_best(db: Database) -> None:
+    rng = np.random.default_rng(2)
+    await seed(rng)
+    ids, matrix = await stored(db, "source_embedding")
+    owners = {
+        str(r["id"]): str(r["source"])
+        for r in await db.query("SELECT id, source FROM source_embedding;")
+    }
+    for _ in range(5):
+        query = rng.standard_normal(DIM).astype(np.float32)
+        rows, scores = brute_force_top_k(matrix, query, 4)
+        [hit] = await vector_search(query.tolist(), 1, note=False, minimum_score=-1.0, mode="exact")
+        assert hit["id"] == owners[ids[rows[0]]]
+        assert hit["similarity"] == scores[0]
+        both = await vector_search(query.tolist(), 3, minimum_score=-1.0, mode="exact")
+        ann = await vector_search(query.tolist(), 3, minimum_score=-1.0, mode="ann")
+        assert both[0]["id"] == ann[0]["id"]
+        assert both[0]["similarity"] == pytest.approx(ann[0]["similarity"], abs=1e-6)
+    with pytest.raises(InvalidInputError, match="mode"):
+        await vector_search([1.0] * DIM, 1, mode="fast")  # type: ignore[arg-type]
+
+
+async def test_any_write_makes_the_snapshot_stale(db: Database) -> None:
+    rng = np.random.default_rng(3)
+    sources = await seed(rng, sources=3, chunks=10)
+    first = await vector_snapshot(db, DIM)
+    assert first is not None
+    assert await vector_snapshot(db, DIM, read=False) is first  # current: kept
+
+    async def best(query: np.ndarray) -> dict[str, object]:
+        hits = await vector_search(query.tolist(), 1, minimum_score=-1.0, mode="exact")
+        return hits[0]
+
+    # The pipeline's and the domain's writers.
+    target = rng.standard_normal(DIM).astype(np.float32)
+    late = Source(title="late")
+    await late.save()
+    await replace_source_chunks(late.id or "", ["late chunk"], [target.tolist()])
+    assert await vector_snapshot(db, DIM, read=False) is None  # stale: not used
+    assert (await best(target))["id"] == late.id
+    # A row written straight into the table, as another program would.
+    direct = rng.standard_normal(DIM).astype(np.float32)
+    await repo_insert(
+        "source_embedding",
+        [
+            {
+                "source": ensure_record_id(sources[0]),
+                "order": 99,
+                "content": "direct",
+                "embedding": direct.tolist(),
+            }
+        ],
+        return_rows=False,
+    )
+    hit = await best(direct)
+    assert hit["id"] == sources[0] and hit["matches"][0] == "direct"
+    # A deleted source's chunks are gone from the results.
+    await late.delete()
+    assert (await best(target))["id"] != late.id
+    # A note's vector changed in place.
+    note = Note(title="moving", content="x", note_type="human")
+    await note.save()
+    await set_embeddings({note.id or "": (-target).tolist()})
+    await set_embeddings({note.id or "": target.tolist()})
+    assert (await best(target))["id"] == note.id
+    changes = await store_changes(db)
+    assert changes.rows == 3 * 10 + 5 + 1 + 1
+
+
+async def test_the_cache_beside_the_database_is_reused_only_while_current(
+    tmp_path: Path,
+) -> None:
+    settings = DatabaseSettings(DatabaseSettings.embedded_url(tmp_path), full_text_search=False)
+    rng = np.random.default_rng(4)
+    query = rng.standard_normal(DIM).astype(np.float32)
+
+    async def session(write: bool) -> tuple[str, list[dict[str, object]]]:
+        db = await open_database(settings)
+        previous = set_database(db)
+        try:
+            if write:
+                await seed(rng, sources=2, chunks=5)
+            hits = await vector_search(query.tolist(), 3, minimum_score=-1.0, mode="exact")
+            return str((await store_changes(db)).token), hits
+        finally:
+            set_database(previous)
+            await db.close()
+
+    token, hits = await session(write=True)
+    folder = tmp_path.resolve() / "surrealdb.vectors"
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["token"] == token and manifest["rows"]["source_embedding"] == 10
+    # The next process uses the file: it must not read the vectors again.
+    before = sorted(p.name for p in folder.iterdir())
+    again_token, again = await session(write=False)
+    assert (again_token, again) == (token, hits)
+    assert sorted(p.name for p in folder.iterdir()) == before
+    # A process that writes leaves the file stale: the next search reads again.
+    newer_token, newer = await session(write=True)
+    assert newer_token != token
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["token"] == newer_token and manifest["rows"]["source_embedding"] == 20
+    # A damaged cache is ignored and replaced.
+    (folder / "manifest.json").write_text("{not json")
+    assert (await session(write=False))[1] == newer
+
+
+def test_cache_folder_only_for_on_disk_databases(tmp_path: Path) -> None:
+    on_disk = Database(DatabaseSettings(DatabaseSettings.embedded_url(tmp_path)))
+    assert cache_folder(on_disk) == tmp_path.resolve() / "surrealdb.vectors"
+    assert cache_folder(Database(DatabaseSettings("mem://"))) is None
+    assert cache_folder(Database(DatabaseSettings("ws://localhost:8000"))) is None
+
+
+async def test_hnsw_recall_at_10_on_real_vectors(db: Database) -> None:
+    files = require_corpus("md")[:40]
+    model_manager.configure_embedding_model(local_models.STATIC_PROVIDER, "test")
+    try:
+        texts_by_file = []
+        for path in files:
+            text = path.read_text(encoding="utf-8", errors="replace")
+            chunks = [c for c in chunk_text(text, file_path=path) if c.strip()][:40]
+            if chunks:
+                texts_by_file.append(chunks)
+        queries = [chunks[-1] for chunks in texts_by_file[::2]][:30]
+        for chunks in texts_by_file:
+            source = Source(title="doc")
+            await source.save()
+            await replace_source_chunks(source.id or "", chunks, await generate_embeddings(chunks))
+        vectors = await generate_embeddings(queries)
+    finally:
+        model_manager.reset()
+    snapshot = await vector_snapshot(db, len(vectors[0]))
+    assert snapshot is not None and snapshot.rows >= 300
+    table = snapshot.tables["source_embedding"]
+    recalls = []
+    for vector in vectors:
+        exact = {rid for rid, _ in table.top_k(np.asarray(vector, dtype=np.float32), 10)}
+        rows = await db.query(
+            "SELECT id FROM source_embedding WHERE embedding <|10,40|> $q;", {"q": vector}
+        )
+        approximate = {str(r["id"]) for r in rows}
+        recalls.append(len(exact & approximate) / 10)
+    assert sum(recalls) / len(recalls) >= 0.95
