@@ -100,6 +100,10 @@ class EmbedOptions:
     timeout: float | None = None  # seconds per HTTP request; None: the provider's
     retries: int = 8  # retries of a throttled, 5xx, dropped or malformed call
     backoff: float = 1.0  # first wait before such a retry without Retry-After
+    # Define the HNSW indexes the first time vectors are written (kept live
+    # during the load); False leaves the vectors unindexed, for a bulk load
+    # whose search is exact or whose index is built afterwards.
+    vector_index: bool = True
 
     def __post_init__(self) -> None:
         if self.concurrency < 0:
@@ -508,7 +512,7 @@ class _Run:
                 await drop_vector_indexes(self.db)
             if await other_dimensions(self.db, dimension):
                 self.index_deferred = True
-            else:
+            elif self.options.vector_index:
                 await ensure_vector_indexes(dimension, self.db)
 
     async def _write(self, group: list[Finished]) -> None:
@@ -544,7 +548,7 @@ class _Run:
 
     async def finalize(self) -> None:
         """Define the vector indexes that had to wait for the last old vector."""
-        if not self.index_deferred or self.dimension is None:
+        if not self.index_deferred or self.dimension is None or not self.options.vector_index:
             return
         if await other_dimensions(self.db, self.dimension):
             logger.warning(
