@@ -402,3 +402,36 @@ async def test_encoded_parameters_reach_the_engine_as_the_sdk_would_send_them(db
         encode_chunk_rows([encode_value(source)], [1], ["a"], np.array([[np.inf]]))
     with pytest.raises(TypeError, match="float32 or float64"):
         encode_chunk_rows([encode_value(source)], [1], ["a"], np.array([[1]]))
+
+
+async def test_encoded_parameters_go_through_a_websocket_server_as_cbor() -> None:
+    """The same request reaches a ``ws://`` server (here a stand-in that
+    answers every request with its parameters)."""
+    import websockets
+    from surrealdb.data.cbor import decode, encode
+
+    from fastnotebook._core import encode_chunk_rows
+    from fastnotebook.app.database.encoded import Encoded, encode_value
+
+    received: list[dict[str, object]] = []
+
+    async def serve(socket: websockets.ServerConnection) -> None:
+        async for message in socket:
+            request = decode(message)
+            received.append(request)
+            params = request.get("params") or [None, None]
+            result = params[1] if request["method"] == "query" else None
+            statement = {"status": "OK", "result": result, "time": "1ms"}
+            answer = [statement] if request["method"] == "query" else None
+            await socket.send(encode({"id": request["id"], "result": answer}))
+
+    source = RecordID("source", "ws")
+    matrix = np.array([[0.25, -1.0]], dtype=np.float32)
+    data = encode_chunk_rows([encode_value(source)], [1], ["text"], matrix)
+    async with websockets.serve(serve, "127.0.0.1", 0, subprotocols=["cbor"]) as server:
+        port = next(iter(server.sockets)).getsockname()[1]
+        async with Database(DatabaseSettings(f"ws://127.0.0.1:{port}")) as remote:
+            echoed = await remote.query("RETURN $rows;", {"rows": Encoded(data), "n": 1})
+    row = {"source": source, "order": 0, "content": "text", "embedding": [0.25, -1.0]}
+    assert echoed == {"rows": [row], "n": 1}
+    assert received[-1]["params"] == ["RETURN $rows;", {"rows": [row], "n": 1}]
