@@ -532,10 +532,13 @@ def main() -> None:
             runs.append(
                 ("pipeline, fake model, BM25 on", "pipeline", "fake", root / "ft-sample", True)
             )
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
         for i, (name, run, model, corpus, full_text) in enumerate(runs):
             print(f"running: {name} ...", flush=True)
             results[name] = spawn(run, model, corpus, root / f"db{i}", args, full_text)
             print(f"  {shares(results[name])}", flush=True)
+            print(f"  {json.dumps(results[name])}", flush=True)
     rows = [row(name, result) for name, result in results.items()]
     text = markdown(rows)
     print("\n" + text)
@@ -544,8 +547,6 @@ def main() -> None:
     print(f"\ningest (read, front matter, write sources): {ingest_mb_s:.1f} MB/s")
     section = write_path_section(results, args, size / 1e6)
     print("\n" + section)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     (out / "pipeline.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
     (out / "pipeline.md").write_text(text + "\n\n" + section + "\n", encoding="utf-8")
     print(f"wrote {out / 'pipeline.json'}, {out / 'pipeline.md'}")
