@@ -59,7 +59,7 @@ BENCH_OUT ?= docs/perf
 # The pipeline runs first so that `fastnotebook bench --docs`, last, puts its
 # shares in the README's table too.
 bench: build ## Benchmarks against the references, same run (figures: docs/perf, README, docs/performance.md)
-	$(PY) benches/bench_pipeline.py --full-text-mb 0.25 --out $(BENCH_OUT)
+	$(PY) benches/bench_pipeline.py --full-text-mb 0.25 --out $(BENCH_OUT) --docs docs/performance.md
 	$(PY) benches/bench_concurrency.py --out $(BENCH_OUT) --docs docs/performance.md
 	$(PY) benches/bench_notes_import.py --out $(BENCH_OUT)
 	$(PY) benches/bench_chunking.py

@@ -1,26 +1,41 @@
 """Benchmark of the bulk pipeline (``fastnotebook ingest`` + ``embed``).
 
-    python benches/bench_pipeline.py [--mb 20] [--sample-mb 0.25] [--out bench-results]
+    python benches/bench_pipeline.py [--mb 20] [--original-mb 2] [--sample-mb 0.25]
+        [--vector-index none|live] [--open-notebook SRC] [--out bench-results] [--docs FILE]
 
-Three runs, each in its own process (so that each reports its own peak
-memory) on its own on-disk embedded database:
+Runs, each in its own process (so that each reports its own peak memory) on
+its own on-disk embedded database (SurrealKV):
 
 1. the whole corpus (at least ``--mb`` MB: the shared corpus, or the one
    ``fastnotebook.bench.corpus`` builds, repeated with a variant line until
    large enough) with the zero-cost fake model (``fastnotebook-fake``, 384
-   dimensions): the MB/s of everything that is not the model, database
-   writes included;
-2. the same corpus and fake model through the original's per-source path:
-   for each source ``chunk_text``, then ``generate_embedding`` and one
-   database write per chunk;
-3. a sample (``--sample-mb``) with the real default model
+   dimensions): ``ingest`` then ``embed``, chunks/s of everything that is not
+   the model, database writes included;
+2. the floor: the same chunks (the same texts, the fake model's vectors,
+   one record id per document), encoded before the clock starts, sent as
+   ``INSERT INTO <schemaless table> $rows RETURN NONE`` requests of 128
+   rows (the writer's group size) straight to the engine: the engine's own
+   insert rate for these rows, which no writer of them beats;
+3. the original's per-source path on the first ``--original-mb`` MB of the
+   corpus, with Open Notebook's typed chunk table (and, as Open Notebook,
+   no vector index): for each source ``chunk_text``, then per chunk
+   ``generate_embedding`` and one ``CREATE`` that returns the row;
+4. a sample (``--sample-mb``, 0 to skip) with the real default model
    (``fastnotebook-onnx``): documents/s, MB/s, and where the wall time goes
-   (model, database, and ours: reading, chunking, hashing, pooling).
+   (model, database, and ours: reading, chunking, hashing, pooling);
+5. with ``--open-notebook SRC`` (default: ``FASTNOTEBOOK_OPEN_NOTEBOOK_SRC``),
+   ``embed`` of the first ``--open-notebook-mb`` MB on a database created by
+   that Open Notebook checkout's own migrations (its typed chunk table and
+   its BM25 index on chunk content, live);
+6. with ``--full-text-mb``, the pipeline on a small sample with fastnotebook's
+   full-text (BM25) indexes, to show what they cost.
 
-The databases have the vector (HNSW) indexes and no full-text (BM25)
-indexes; ``--full-text-mb`` adds a fourth run on a small sample with them,
-to show what they cost. Results: a table on stdout, ``pipeline.json`` and
-``pipeline.md`` in ``--out``.
+``--vector-index none`` (the default) runs the pipeline without the HNSW
+index (search is exact); ``live`` defines it on the first write, as
+``embed`` does by default. Results: a table on stdout, the ratios to the
+floor and to the original, ``pipeline.json`` and ``pipeline.md`` in
+``--out``; ``--docs FILE`` rewrites the section between
+``<!-- write-path:begin -->`` and ``<!-- write-path:end -->`` of FILE.
 """
 
 from __future__ import annotations
@@ -103,16 +118,53 @@ async def _open(data_dir: Path, full_text: bool) -> Any:
     return db
 
 
-async def run_pipeline(corpus: Path, data_dir: Path, full_text: bool) -> dict[str, Any]:
-    from fastnotebook.app.pipeline import ingest
+def _store_mb(data_dir: Path) -> float:
+    return sum(p.stat().st_size for p in data_dir.rglob("*") if p.is_file()) / 1e6
+
+
+def _timed_groups() -> list[tuple[int, float]]:
+    """Record (rows, seconds) of every write group the pipeline sends."""
+    from fastnotebook.app.pipeline import stages, writer
+
+    groups: list[tuple[int, float]] = []
+
+    async def write_group(db: Any, group: Any, settings: Any) -> None:
+        start = time.perf_counter()
+        await writer.write_group(db, group, settings)
+        groups.append((sum(len(item.chunks) for item in group), time.perf_counter() - start))
+
+    stages.write_group = write_group  # type: ignore[assignment]
+    return groups
+
+
+def _rate(groups: list[tuple[int, float]]) -> float:
+    rows = sum(r for r, _ in groups)
+    seconds = sum(s for _, s in groups)
+    return rows / seconds if seconds else 0.0
+
+
+def _growth(groups: list[tuple[int, float]]) -> dict[str, float]:
+    """Write rows/s over the first and the last fifth of the groups."""
+    fifth = max(1, len(groups) // 5)
+    return {"first_rows_s": _rate(groups[:fifth]), "last_rows_s": _rate(groups[-fifth:])}
+
+
+async def run_pipeline(
+    corpus: Path, data_dir: Path, full_text: bool, vector_index: bool
+) -> dict[str, Any]:
+    from fastnotebook.app.pipeline import EmbedOptions, ingest
     from fastnotebook.app.pipeline.stages import embed
 
+    groups = _timed_groups()
     db = await _open(data_dir, full_text)
     ingested = await ingest([corpus], db)
-    report = await embed(None, db)
+    report = await embed(EmbedOptions(vector_index=vector_index), db)
     await db.close()
     counts = report.counts["source"]
     return {
+        **_growth(groups),
+        "write_rows_s": _rate(groups),
+        "store_mb": _store_mb(data_dir),
         "documents": counts.embedded,
         "chunks": counts.chunks,
         "bytes": counts.bytes,
@@ -124,15 +176,27 @@ async def run_pipeline(corpus: Path, data_dir: Path, full_text: bool) -> dict[st
     }
 
 
+# Open Notebook's chunk table (its migration 1): typed fields on a SCHEMAFULL
+# table, so that the engine checks every number of every vector.
+TYPED_CHUNKS = """
+DEFINE TABLE OVERWRITE source_embedding SCHEMAFULL;
+DEFINE FIELD OVERWRITE source ON TABLE source_embedding TYPE record<source>;
+DEFINE FIELD OVERWRITE order ON TABLE source_embedding TYPE int;
+DEFINE FIELD OVERWRITE content ON TABLE source_embedding TYPE string;
+DEFINE FIELD OVERWRITE embedding ON TABLE source_embedding TYPE array<float>;
+"""
+
+
 async def run_original(corpus: Path, data_dir: Path) -> dict[str, Any]:
     """Open Notebook's way, record by record: chunk_text, then per chunk
     generate_embedding and one CREATE (which returns the row)."""
-    from fastnotebook.app.database import ensure_record_id, ensure_vector_indexes, repo_create
+    from fastnotebook.app.database import ensure_record_id, repo_create
     from fastnotebook.app.pipeline import ingest
     from fastnotebook.chunking import chunk_text
     from fastnotebook.embedding import generate_embedding
 
     db = await _open(data_dir, False)
+    await db.query_all(TYPED_CHUNKS)
     await ingest([corpus], db)
     sources = await db.query("SELECT id, asset.file_path AS path FROM source;")
     start = time.perf_counter()
@@ -150,8 +214,6 @@ async def run_original(corpus: Path, data_dir: Path) -> dict[str, Any]:
             t3 = time.perf_counter()
             vector = await generate_embedding(piece)
             t4 = time.perf_counter()
-            if chunks == 0:
-                await ensure_vector_indexes(len(vector), db)
             await repo_create(
                 "source_embedding",
                 {
@@ -173,6 +235,93 @@ async def run_original(corpus: Path, data_dir: Path) -> dict[str, Any]:
         "bytes": size,
         "embed_seconds": seconds,
         "embed_stages": stages,
+        "write_rows_s": chunks / stages["write"] if stages["write"] else 0.0,
+        "store_mb": _store_mb(data_dir),
+    }
+
+
+def _documents(corpus: Path) -> list[tuple[str, str]]:
+    """(path, text) of every file of ``corpus``, as ingest reads them."""
+    from fastnotebook.app.pipeline.documents import discover, read_document
+
+    found = discover([corpus])
+    return [(str(p), read_document(p).text) for p in found.files]
+
+
+async def run_floor(corpus: Path, data_dir: Path, group_rows: int = 128) -> dict[str, Any]:
+    """The engine's own insert rate for the pipeline's rows: encoded before
+    the clock starts, ``INSERT`` into a schemaless table with no index."""
+    from fastnotebook._core import encode_chunk_rows
+    from fastnotebook.app.database import Database, DatabaseSettings, RecordID
+    from fastnotebook.app.database.encoded import Encoded, encode_value, query_request
+    from fastnotebook.app.pipeline.fake_model import hash_vectors
+    from fastnotebook.chunking import chunk_texts
+
+    documents = _documents(corpus)
+    chunked = chunk_texts([t for _, t in documents], file_paths=[p for p, _ in documents])
+    requests = []
+    owners: list[bytes] = []
+    counts: list[int] = []
+    texts: list[str] = []
+    for i, chunks in enumerate(chunked):
+        owners.append(encode_value(RecordID("source", i)))
+        counts.append(len(chunks))
+        texts += chunks
+        if len(texts) >= group_rows or i == len(chunked) - 1:
+            data = encode_chunk_rows(owners, counts, texts, hash_vectors(texts, 384))
+            sql = "INSERT INTO floor_rows $rows RETURN NONE;"
+            requests.append((len(texts), query_request(sql, {"rows": Encoded(data)})))
+            owners, counts, texts = [], [], []
+    settings = DatabaseSettings(DatabaseSettings.embedded_url(data_dir), auto_migrate=False)
+    db = await Database(settings).open()
+    groups: list[tuple[int, float]] = []
+    start = time.perf_counter()
+    for rows, request in requests:
+        t0 = time.perf_counter()
+        response = await db._conn._send(request, "query", bypass=True)
+        groups.append((rows, time.perf_counter() - t0))
+        if any(s.get("status") != "OK" for s in response["result"]):
+            raise SystemExit(f"floor insert failed: {response['result']}")
+    seconds = time.perf_counter() - start
+    await db.close()
+    chunks = sum(r for r, _ in groups)
+    return {
+        **_growth(groups),
+        "documents": len(documents),
+        "chunks": chunks,
+        "bytes": sum(len(t.encode("utf-8", "surrogatepass")) for _, t in documents),
+        "embed_seconds": seconds,
+        "embed_stages": {"write": seconds},
+        "write_rows_s": chunks / seconds,
+        "store_mb": _store_mb(data_dir),
+    }
+
+
+async def run_open_notebook(corpus: Path, data_dir: Path, src: Path) -> dict[str, Any]:
+    """``embed`` on a database made by Open Notebook's own migrations."""
+    from fastnotebook.app.database import Database, DatabaseSettings
+    from fastnotebook.app.pipeline import EmbedOptions
+    from fastnotebook.app.pipeline.stages import embed
+    from fastnotebook.bench import open_notebook_db
+
+    groups = _timed_groups()
+    settings = DatabaseSettings(DatabaseSettings.embedded_url(data_dir), auto_migrate=False)
+    db = await Database(settings).open()
+    await open_notebook_db.apply_migrations(db, src)
+    await open_notebook_db.add_sources(db, _documents(corpus))
+    report = await embed(EmbedOptions(kinds=("source",)), db)
+    await db.close()
+    counts = report.counts["source"]
+    return {
+        **_growth(groups),
+        "write_rows_s": _rate(groups),
+        "store_mb": _store_mb(data_dir),
+        "documents": counts.embedded,
+        "chunks": counts.chunks,
+        "bytes": counts.bytes,
+        "embed_seconds": report.seconds,
+        "embed_stages": dict(report.clock.seconds),
+        "model": report.model,
     }
 
 
@@ -186,15 +335,25 @@ def child(args: argparse.Namespace) -> None:
     corpus, data_dir = Path(args.corpus), Path(args.data_dir)
     if args.run == "original":
         result = asyncio.run(run_original(corpus, data_dir))
+    elif args.run == "floor":
+        result = asyncio.run(run_floor(corpus, data_dir))
+    elif args.run == "open-notebook":
+        result = asyncio.run(run_open_notebook(corpus, data_dir, Path(args.open_notebook)))
     else:
-        result = asyncio.run(run_pipeline(corpus, data_dir, args.full_text))
+        vector_index = args.vector_index == "live"
+        result = asyncio.run(run_pipeline(corpus, data_dir, args.full_text, vector_index))
     result["peak_mb"] = _peak_mb()
     print(json.dumps(result))
 
 
-def spawn(run: str, model: str, corpus: Path, data_dir: Path, full_text: bool = False) -> Any:
+def spawn(
+    run: str, model: str, corpus: Path, data_dir: Path, args: argparse.Namespace, full_text: bool
+) -> Any:
     command = [sys.executable, __file__, "--child", run, "--model", model]
     command += ["--corpus", str(corpus), "--data-dir", str(data_dir)]
+    command += ["--vector-index", args.vector_index]
+    if args.open_notebook:
+        command += ["--open-notebook", args.open_notebook]
     if full_text:
         command.append("--full-text")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SURREAL_", "FASTNOTEBOOK_"))}
@@ -247,19 +406,104 @@ def markdown(rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+FLOOR = "floor: pre-encoded INSERT, schemaless table"
+PIPELINE = "pipeline, fake model"
+ORIGINAL = "original path, fake model"
+OPEN_NOTEBOOK = "pipeline on Open Notebook's schema (BM25 live), fake model"
+
+
+def chunk_rate(result: dict[str, Any]) -> float:
+    return float(result["chunks"] / result["embed_seconds"])
+
+
+def write_path_section(results: dict[str, Any], args: argparse.Namespace, corpus_mb: float) -> str:
+    """The write path's figures, as docs/performance.md gives them."""
+    floor = results[FLOOR]
+    lines = [
+        f"Measured by `python benches/bench_pipeline.py --mb {args.mb:g} "
+        f"--original-mb {args.original_mb:g}` (`make bench`) on a {corpus_mb:.1f} MB corpus, "
+        f"vector index: {args.vector_index}, fake model (384 dimensions), on-disk "
+        "SurrealKV databases, each run in its own process.",
+        "",
+        "| run | chunks | embed s | chunks/s | write rows/s (first fifth - last fifth) "
+        "| store MB | x floor |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, r in results.items():
+        if "write_rows_s" not in r:
+            continue
+        lines.append(
+            f"| {name} | {r['chunks']:,} | {r['embed_seconds']:.1f} | {chunk_rate(r):,.0f} "
+            f"| {r['write_rows_s']:,.0f} ({r.get('first_rows_s', 0):,.0f} - "
+            f"{r.get('last_rows_s', 0):,.0f}) | {r['store_mb']:.0f} "
+            f"| {chunk_rate(r) / chunk_rate(floor):.2f} |"
+        )
+    lines.append("")
+    for line in ratio_lines(results):
+        lines.append(f"- {line}")
+    return "\n".join(lines)
+
+
+def ratio_lines(results: dict[str, Any]) -> list[str]:
+    pipeline, floor = results[PIPELINE], results[FLOOR]
+    ratio = chunk_rate(pipeline) / chunk_rate(floor)
+    lines = [
+        f"embed: {chunk_rate(pipeline):,.0f} chunks/s = {ratio:.2f}x "
+        f"the floor's {chunk_rate(floor):,.0f} rows/s",
+    ]
+    both = pipeline["ingest_seconds"] + pipeline["embed_seconds"]
+    lines.append(
+        f"ingest + embed: {pipeline['chunks'] / both:,.0f} chunks/s "
+        f"({pipeline['ingest_seconds']:.1f} s + {pipeline['embed_seconds']:.1f} s)"
+    )
+    if ORIGINAL in results:
+        original = results[ORIGINAL]
+        lines.append(
+            f"original per-chunk path: {chunk_rate(original):,.0f} chunks/s; the pipeline "
+            f"{chunk_rate(pipeline) / chunk_rate(original):.1f}x"
+        )
+    if OPEN_NOTEBOOK in results:
+        on = results[OPEN_NOTEBOOK]
+        lines.append(
+            f"Open Notebook's schema: {chunk_rate(on):,.0f} chunks/s "
+            f"({chunk_rate(on) / chunk_rate(floor):.2f}x the floor)"
+        )
+    return lines
+
+
+def write_docs(path: Path, section: str) -> None:
+    begin, end = "<!-- write-path:begin -->", "<!-- write-path:end -->"
+    text = path.read_text(encoding="utf-8")
+    if begin not in text or end not in text:
+        raise SystemExit(f"{path} has no {begin} ... {end} section")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    path.write_text(f"{head}{begin}\n{section}\n{end}{tail}", encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=float, default=20.0, help="corpus size (default 20 MB)")
-    parser.add_argument("--sample-mb", type=float, default=0.25, help="real-model sample")
+    parser.add_argument("--original-mb", type=float, default=2.0, help="original path's sample")
+    parser.add_argument("--sample-mb", type=float, default=0.25, help="real-model sample (0: none)")
     parser.add_argument("--full-text-mb", type=float, default=0.0, help="BM25 run's sample")
     parser.add_argument("--corpus", help="folder of documents (default: shared or built)")
     parser.add_argument("--out", default="bench-results")
-    parser.add_argument("--skip-original", action="store_true", help="skip run 2")
-    parser.add_argument("--child", choices=["pipeline", "original"], dest="run")
+    parser.add_argument("--docs", help="rewrite this file's write-path section")
+    parser.add_argument("--skip-original", action="store_true", help="skip run 3")
+    parser.add_argument("--vector-index", choices=["none", "live"], default="none")
+    parser.add_argument(
+        "--open-notebook",
+        default=os.environ.get("FASTNOTEBOOK_OPEN_NOTEBOOK_SRC"),
+        help="an Open Notebook checkout: run 5 on a database its migrations create",
+    )
+    parser.add_argument("--open-notebook-mb", type=float, default=2.0)
+    parser.add_argument("--child", choices=["pipeline", "original", "floor", "open-notebook"])
     parser.add_argument("--model", choices=["fake", "default"], default="fake")
     parser.add_argument("--data-dir")
     parser.add_argument("--full-text", action="store_true")
     args = parser.parse_args()
+    args.run = args.child
     if args.run:
         child(args)
         return
@@ -268,33 +512,47 @@ def main() -> None:
         files, size = build_corpus(root / "corpus", args.mb, args.corpus)
         print(f"corpus: {files:,} files, {size / 1e6:.1f} MB", flush=True)
         results: dict[str, Any] = {}
-        runs = [("pipeline, fake model", "pipeline", "fake", root / "corpus", False)]
+        runs = [
+            (PIPELINE, "pipeline", "fake", root / "corpus", False),
+            (FLOOR, "floor", "fake", root / "corpus", False),
+        ]
         if not args.skip_original:
-            runs.append(("original path, fake model", "original", "fake", root / "corpus", False))
-        sample_corpus(root / "corpus" / "c0", root / "sample", args.sample_mb)
-        runs.append(
-            ("pipeline, default model (sample)", "pipeline", "default", root / "sample", False)
-        )
+            sample_corpus(root / "corpus", root / "original", args.original_mb)
+            runs.append((ORIGINAL, "original", "fake", root / "original", False))
+        if args.open_notebook:
+            sample_corpus(root / "corpus", root / "on-sample", args.open_notebook_mb)
+            runs.append((OPEN_NOTEBOOK, "open-notebook", "fake", root / "on-sample", False))
+        if args.sample_mb:
+            sample_corpus(root / "corpus" / "c0", root / "sample", args.sample_mb)
+            runs.append(
+                ("pipeline, default model (sample)", "pipeline", "default", root / "sample", False)
+            )
         if args.full_text_mb:
             sample_corpus(root / "corpus" / "c0", root / "ft-sample", args.full_text_mb)
             runs.append(
                 ("pipeline, fake model, BM25 on", "pipeline", "fake", root / "ft-sample", True)
             )
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
         for i, (name, run, model, corpus, full_text) in enumerate(runs):
             print(f"running: {name} ...", flush=True)
-            results[name] = spawn(run, model, corpus, root / f"db{i}", full_text)
+            results[name] = spawn(run, model, corpus, root / f"db{i}", args, full_text)
             print(f"  {shares(results[name])}", flush=True)
+            print(f"  {json.dumps(results[name])}", flush=True)
     rows = [row(name, result) for name, result in results.items()]
     text = markdown(rows)
     print("\n" + text)
-    first = results["pipeline, fake model"]
+    first = results[PIPELINE]
     ingest_mb_s = first["bytes"] / 1e6 / first["ingest_seconds"]
     print(f"\ningest (read, front matter, write sources): {ingest_mb_s:.1f} MB/s")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    section = write_path_section(results, args, size / 1e6)
+    print("\n" + section)
     (out / "pipeline.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
-    (out / "pipeline.md").write_text(text + "\n", encoding="utf-8")
+    (out / "pipeline.md").write_text(text + "\n\n" + section + "\n", encoding="utf-8")
     print(f"wrote {out / 'pipeline.json'}, {out / 'pipeline.md'}")
+    if args.docs:
+        write_docs(Path(args.docs), section)
+        print(f"wrote the write-path section of {args.docs}")
 
 
 if __name__ == "__main__":

@@ -240,7 +240,7 @@ def corpus_chunks(count: int) -> list[str]:
 
 
 async def real_case(chunks: int, queries: int, folder: Path) -> dict[str, Any]:
-    from fastnotebook.app.ai import local_models, model_manager
+    from fastnotebook.ai import local_models, model_manager
     from fastnotebook.app.database import DatabaseSettings, open_database, set_database
     from fastnotebook.app.database.schema import ensure_vector_indexes
     from fastnotebook.app.database.vector_cache import vector_snapshot

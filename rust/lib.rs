@@ -5,6 +5,7 @@
 //! and every decision is the core's.
 
 pub mod batch;
+pub mod cbor;
 pub mod chunking;
 pub mod cleaning;
 pub mod error;

@@ -51,7 +51,9 @@ __all__ = [
     "detect_content_type",
     "detect_content_type_from_extension",
     "detect_content_type_from_heuristics",
+    "encode_chunk_rows",
     "encode_ordinary",
+    "encode_vector_rows",
     "langchain_documents",
     "langchain_section_documents",
     "mean_pool",
@@ -199,6 +201,10 @@ def langchain_section_documents(
     template: Any, sections: list[tuple[str, dict[str, str]]]
 ) -> list[Any]: ...
 def mean_pool_embeddings(embeddings: Any) -> list[float]: ...
+def encode_chunk_rows(
+    owners: Sequence[bytes], counts: Sequence[int], texts: Sequence[str], vectors: npt.NDArray[Any]
+) -> bytes: ...
+def encode_vector_rows(ids: Sequence[bytes], vectors: npt.NDArray[Any]) -> bytes: ...
 def mean_pool(matrix: npt.NDArray[Any]) -> np.ndarray[Any, Any]: ...
 def mean_pool_segments(
     matrix: npt.NDArray[Any], offsets: npt.NDArray[np.int64]

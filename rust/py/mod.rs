@@ -1,6 +1,7 @@
 //! The Python bindings: argument conversion, GIL release and error mapping.
 //! No algorithm lives here.
 
+mod cbor;
 mod chunking;
 mod cleaning;
 #[cfg(feature = "test-hooks")]
@@ -55,6 +56,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     #[cfg(feature = "test-hooks")]
     hooks::register(m)?;
+    cbor::register(m)?;
     chunking::register(m)?;
     cleaning::register(m)?;
     langchain::register(m)?;

@@ -9,6 +9,7 @@ import socket
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -327,8 +328,10 @@ async def test_replacing_a_sources_chunks(db: Database) -> None:
         await replace_source_chunks(source["id"], ["z"], [[1.0, 2.0]])
     with pytest.raises(InvalidInputError, match="numbers"):
         await replace_source_chunks(source["id"], ["z"], [["one", 0, 0]])  # type: ignore[list-item]
-    with pytest.raises(DatabaseOperationError, match="content"):
+    with pytest.raises(InvalidInputError, match="content"):
         await replace_source_chunks(source["id"], ["z", None], [[1, 0, 0]] * 2)  # type: ignore[list-item]
+    with pytest.raises(InvalidInputError, match="non-finite"):
+        await replace_source_chunks(source["id"], ["z"], [[float("nan"), 0, 0]])
     assert len(await repo_query("SELECT id FROM source_embedding")) == 2
     with pytest.raises(InvalidInputError, match="2 chunks but 1"):
         await replace_source_chunks(source["id"], ["a", "b"], [[1, 0, 0]])
@@ -375,3 +378,60 @@ def test_the_shared_database_serves_several_event_loops(
     finally:
         asyncio.run(close_database())
         set_database(previous)
+
+
+async def test_encoded_parameters_reach_the_engine_as_the_sdk_would_send_them(db: Database) -> None:
+    from fastnotebook._core import encode_chunk_rows
+    from fastnotebook.app.database.encoded import Encoded, encode_value
+
+    source = RecordID("source", "enc")
+    vectors = np.array([[0.1, -2.5, 1e-30], [3.0, 0.0, -0.0]], dtype=np.float32)
+    wide = np.array([[0.1, 1 / 3, 2.0]])  # float64 values that float32 cannot hold
+    texts = ["a", "é\U0001f600"]
+    for matrix in (vectors, wide):
+        rows = texts[: len(matrix)]
+        data = encode_chunk_rows([encode_value(source)], [len(rows)], rows, matrix)
+        sdk = [
+            {"source": source, "order": i, "content": t, "embedding": v.tolist()}
+            for i, (t, v) in enumerate(zip(rows, matrix.astype(np.float64), strict=True))
+        ]
+        sent = await db.query("RETURN $rows;", {"rows": Encoded(data), "other": [1, "x"]})
+        assert sent == await db.query("RETURN $rows;", {"rows": sdk})
+        assert sent == sdk
+    with pytest.raises(ValueError, match="non-finite"):
+        encode_chunk_rows([encode_value(source)], [1], ["a"], np.array([[np.inf]]))
+    with pytest.raises(TypeError, match="float32 or float64"):
+        encode_chunk_rows([encode_value(source)], [1], ["a"], np.array([[1]]))
+
+
+async def test_encoded_parameters_go_through_a_websocket_server_as_cbor() -> None:
+    """The same request reaches a ``ws://`` server (here a stand-in that
+    answers every request with its parameters)."""
+    import websockets
+    from surrealdb.data.cbor import decode, encode
+
+    from fastnotebook._core import encode_chunk_rows
+    from fastnotebook.app.database.encoded import Encoded, encode_value
+
+    received: list[dict[str, object]] = []
+
+    async def serve(socket: websockets.ServerConnection) -> None:
+        async for message in socket:
+            request = decode(message)
+            received.append(request)
+            params = request.get("params") or [None, None]
+            result = params[1] if request["method"] == "query" else None
+            statement = {"status": "OK", "result": result, "time": "1ms"}
+            answer = [statement] if request["method"] == "query" else None
+            await socket.send(encode({"id": request["id"], "result": answer}))
+
+    source = RecordID("source", "ws")
+    matrix = np.array([[0.25, -1.0]], dtype=np.float32)
+    data = encode_chunk_rows([encode_value(source)], [1], ["text"], matrix)
+    async with websockets.serve(serve, "127.0.0.1", 0, subprotocols=["cbor"]) as server:
+        port = next(iter(server.sockets)).getsockname()[1]
+        async with Database(DatabaseSettings(f"ws://127.0.0.1:{port}")) as remote:
+            echoed = await remote.query("RETURN $rows;", {"rows": Encoded(data), "n": 1})
+    row = {"source": source, "order": 0, "content": "text", "embedding": [0.25, -1.0]}
+    assert echoed == {"rows": [row], "n": 1}
+    assert received[-1]["params"] == ["RETURN $rows;", {"rows": [row], "n": 1}]

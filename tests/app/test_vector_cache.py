@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fastnotebook.app.ai import local_models, model_manager
+from fastnotebook.ai import local_models, model_manager
 from fastnotebook.app.database import (
     Database,
     DatabaseSettings,

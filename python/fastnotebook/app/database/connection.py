@@ -13,7 +13,9 @@ none on Windows.)
 
 Queries are sent with ``query_raw`` so that every statement's status is
 checked: the SDK's ``query`` only looks at the first statement of a
-multi-statement request.
+multi-statement request. A query with a parameter given as ``Encoded``
+(CBOR bytes, see ``fastnotebook.app.database.encoded``) is encoded here and
+sent through the same transport.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import websockets.exceptions
 from loguru import logger
 from surrealdb import AsyncSurreal, SurrealError
 
+from fastnotebook.app.database.encoded import has_encoded, query_request
 from fastnotebook.app.database.settings import DatabaseSettings
 from fastnotebook.errors import DatabaseOperationError
 
@@ -150,8 +153,12 @@ class Database:
         if self._conn is None:
             state = "closed" if self._closed else "not open"
             raise DatabaseOperationError(f"the database is {state}")
+        params = params or {}
         try:
-            response = await self._conn.query_raw(sql, params or {})
+            if has_encoded(params):
+                response = await self._conn._send(query_request(sql, params), "query", bypass=True)
+            else:
+                response = await self._conn.query_raw(sql, params)
         except _DRIVER_ERRORS as e:
             raise DatabaseOperationError(f"query failed: {e}") from e
         except BaseException as e:

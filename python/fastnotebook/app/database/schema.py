@@ -140,6 +140,21 @@ DEFINE INDEX IF NOT EXISTS embedding_state_by_kind ON TABLE embedding_state FIEL
 {_forget_state_on_delete("note")}
 """
 
+# Chunks are written in bulk, and their writers (the pipeline's writer and
+# `replace_source_chunks`) send a record id, an int, a string and floats by
+# construction. Typed fields on a SCHEMAFULL table made the engine check every
+# number of every vector on its own (`embedding[*]`): 5 times the cost of
+# writing the row (docs/SCALING.md). The rows and the index on `source` stay;
+# Open Notebook's queries read the same fields.
+_UNTYPED_CHUNKS = """
+DEFINE TABLE OVERWRITE source_embedding SCHEMALESS;
+REMOVE FIELD IF EXISTS embedding[*] ON TABLE source_embedding;
+REMOVE FIELD IF EXISTS embedding ON TABLE source_embedding;
+REMOVE FIELD IF EXISTS content ON TABLE source_embedding;
+REMOVE FIELD IF EXISTS order ON TABLE source_embedding;
+REMOVE FIELD IF EXISTS source ON TABLE source_embedding;
+"""
+
 # Tables whose `embedding` field holds model vectors.
 VECTOR_TABLES = ("source_embedding", "source_insight", "note")
 
@@ -176,7 +191,7 @@ _VECTOR_CHANGES = "\n".join(_vectors_changed(table) for table in VECTOR_TABLES) 
 )
 
 # Migration n (1-based) is MIGRATIONS[n - 1]. Append only.
-MIGRATIONS: tuple[str, ...] = (_CORE, _EMBEDDING_STATE, _VECTOR_CHANGES)
+MIGRATIONS: tuple[str, ...] = (_CORE, _EMBEDDING_STATE, _UNTYPED_CHUNKS, _VECTOR_CHANGES)
 
 
 # (table, field) pairs that text_search looks in.

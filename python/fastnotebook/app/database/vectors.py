@@ -3,6 +3,9 @@
 Both functions write in one transaction with ``RETURN NONE`` (the SDK would
 otherwise decode every written row back in Python), and define the vector
 indexes on the first write, with the dimension of the vectors written.
+Chunk rows are checked here and encoded by the core
+(``fastnotebook._core.encode_chunk_rows``): the chunk table leaves typing
+to its writers (see the schema's migration 3).
 """
 
 from __future__ import annotations
@@ -10,7 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
+from fastnotebook._core import encode_chunk_rows
 from fastnotebook.app.database.connection import get_database
+from fastnotebook.app.database.encoded import Encoded, encode_value
 from fastnotebook.app.database.record_id import RecordID, ensure_record_id
 from fastnotebook.app.database.schema import VECTOR_TABLES, ensure_vector_indexes
 from fastnotebook.errors import InvalidInputError, NotFoundError
@@ -46,24 +53,32 @@ async def replace_source_chunks(
     source = ensure_record_id(source_id)
     if source.table_name != "source":
         raise InvalidInputError(f"{source} is not a source id")
+    for i, text in enumerate(chunks):
+        if not isinstance(text, str):
+            raise InvalidInputError(f"chunk {i}'s content is {type(text).__name__}, not a string")
     vectors, dimension = _vectors(embeddings)
     db = await get_database()
     if not await db.query("SELECT VALUE id FROM $source;", {"source": source}):
         raise NotFoundError(f"source {source} not found")
     if dimension:
         await ensure_vector_indexes(dimension, db)
-    rows = [
-        {"source": source, "order": i, "content": text, "embedding": vector}
-        for i, (text, vector) in enumerate(zip(chunks, vectors, strict=True))
-    ]
+    try:
+        data = encode_chunk_rows(
+            [encode_value(source)],
+            [len(chunks)],
+            list(chunks),
+            np.asarray(vectors, dtype=np.float64).reshape(len(vectors), dimension),
+        )
+    except ValueError as e:  # a non-finite number; a lone surrogate
+        raise InvalidInputError(f"cannot store these chunks: {e}") from e
     await db.query_all(
         "BEGIN TRANSACTION;\n"
         "DELETE source_embedding WHERE source = $source RETURN NONE;\n"
         "INSERT INTO source_embedding $rows RETURN NONE;\n"
         "COMMIT TRANSACTION;",
-        {"source": source, "rows": rows},
+        {"source": source, "rows": Encoded(data)},
     )
-    return len(rows)
+    return len(chunks)
 
 
 async def set_embeddings(vectors: Mapping[str, Sequence[float]]) -> None:

@@ -45,7 +45,7 @@ import numpy as np
 from loguru import logger
 
 from fastnotebook import embedding
-from fastnotebook.app.ai import model_manager
+from fastnotebook.ai import model_manager
 from fastnotebook.app.database import (
     Database,
     RecordID,
@@ -103,6 +103,10 @@ class EmbedOptions:
     timeout: float | None = None  # seconds per HTTP request; None: the provider's
     retries: int = 8  # retries of a throttled, 5xx, dropped or malformed call
     backoff: float = 1.0  # first wait before such a retry without Retry-After
+    # Define the HNSW indexes the first time vectors are written (kept live
+    # during the load); False leaves the vectors unindexed, for a bulk load
+    # whose search is exact or whose index is built afterwards.
+    vector_index: bool = True
 
     def __post_init__(self) -> None:
         if self.concurrency < 0:
@@ -496,6 +500,8 @@ class _Run:
             refuse = None if set(self.options.kinds) == set(KINDS) else mixed_dimensions
             if not await ensure_vector_dimension(self.db, dimension, refuse):
                 self.index_deferred = True
+            elif self.options.vector_index:
+                await ensure_vector_indexes(dimension, self.db)
 
     async def _write(self, group: list[Finished]) -> None:
         width = next((len(item.vectors[0]) for item in group if item.vectors), None)
@@ -530,7 +536,7 @@ class _Run:
 
     async def finalize(self) -> None:
         """Define the vector indexes that had to wait for the last old vector."""
-        if not self.index_deferred or self.dimension is None:
+        if not self.index_deferred or self.dimension is None or not self.options.vector_index:
             return
         if await other_dimensions(self.db, self.dimension):
             logger.warning(

@@ -46,15 +46,10 @@ def embedder(model: Any) -> tuple[Embed, str]:
 
 
 def _register_local_providers() -> None:
-    """The offline providers registered with esperanto (where the module lives)."""
-    import importlib
+    """The offline providers registered with esperanto."""
+    from fastnotebook.ai import local_models
 
-    for module in ("fastnotebook.ai.local_models", "fastnotebook.app.ai.local_models"):
-        try:
-            importlib.import_module(module).register()
-            return
-        except ModuleNotFoundError:
-            continue
+    local_models.register()
 
 
 class CachedEmbedder:
