@@ -127,11 +127,13 @@ def binary_reason(raw: bytes, count_invalid: bool = True) -> str | None:
     nul = sample.count(0)
     if nul >= MINIMUM_BAD_BYTES and nul > NUL_SHARE * len(sample):
         return f"{nul} NUL bytes in its first {len(sample):,} bytes"
-    # A cut at the sample's end may split a character: decode what is whole.
-    text = sample.decode("utf-8", errors="replace")
-    if len(sample) == SAMPLE_BYTES:
-        text = text.rstrip("\ufffd")
-    invalid = text.count("\ufffd") - sample.count(_REPLACEMENT_UTF8) if count_invalid else 0
+    invalid = 0
+    if count_invalid:
+        # A cut at the sample's end may split a character: decode what is whole.
+        text = sample.decode("utf-8", errors="replace")
+        if len(sample) == SAMPLE_BYTES:
+            text = text.rstrip("\ufffd")
+        invalid = text.count("\ufffd") - sample.count(_REPLACEMENT_UTF8)
     controls = len(sample) - len(sample.translate(None, _CONTROLS))
     bad = max(invalid, 0) + controls + nul
     if bad >= MINIMUM_BAD_BYTES and bad > NOT_TEXT_SHARE * len(sample):

@@ -88,7 +88,9 @@ def test_reading_documents(tmp_path: Path) -> None:
     assert a.metadata == {"title": "From front matter", "topics": "x, y"}
     assert (b.title, b.metadata) == ("The Heading", None)
     assert c.title == "A & B"
-    assert d.title == "d" and d.text == "caf\ufffd \ufeff" and d.size == 8
+    # Not UTF-8: decoded with the detected encoding (bytes and all), with a warning.
+    assert d.title == "d" and d.text == "café ï»¿" and d.size == 8
+    assert d.warning == "not UTF-8: decoded as cp1252 (detected)"
 
 
 def test_discovery_skips_unsupported_and_hidden_files(tmp_path: Path) -> None:
