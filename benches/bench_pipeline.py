@@ -432,10 +432,12 @@ def write_path_section(results: dict[str, Any], args: argparse.Namespace, corpus
     for name, r in results.items():
         if "write_rows_s" not in r:
             continue
+        growth = "(-)"
+        if "first_rows_s" in r:
+            growth = f"({r['first_rows_s']:,.0f} - {r['last_rows_s']:,.0f})"
         lines.append(
             f"| {name} | {r['chunks']:,} | {r['embed_seconds']:.1f} | {chunk_rate(r):,.0f} "
-            f"| {r['write_rows_s']:,.0f} ({r.get('first_rows_s', 0):,.0f} - "
-            f"{r.get('last_rows_s', 0):,.0f}) | {r['store_mb']:.0f} "
+            f"| {r['write_rows_s']:,.0f} {growth} | {r['store_mb']:.0f} "
             f"| {chunk_rate(r) / chunk_rate(floor):.2f} |"
         )
     lines.append("")
