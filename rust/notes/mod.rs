@@ -3,6 +3,7 @@
 //! hash normalisation). Byte offsets into `&str` throughout; every scan is
 //! linear in the length of the text and never panics on any input.
 
+pub mod edges;
 pub mod links;
 pub mod plan;
 pub mod scan;

@@ -12,9 +12,11 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use rustc_hash::FxHashMap;
 
 use super::notes_records::{Edge, NoteChunk, NoteLink};
+use super::records::value_to_py;
 use super::text::{PyText, code_units, new_string};
 use crate::for_width;
-use crate::notes::{self, links, plan, scan};
+use crate::notes::{self, edges, plan, scan};
+use crate::records;
 use crate::text::CharOffsets;
 use crate::tokens::Encoding;
 
@@ -138,64 +140,17 @@ fn _notes_split_data<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Option<Split
     Ok(Some((raw, frontmatter, body, end)))
 }
 
-/// A link as the scan found it, with code-point offsets.
-struct FoundLink<'a> {
-    kind: scan::RawLinkKind,
-    start: usize,
-    end: usize,
-    /// Wikilinks: the parts of the inner text; Markdown links: the URL and
-    /// the link text.
-    target: &'a str,
-    heading: Option<&'a str>,
-    block: Option<&'a str>,
-    display: Option<&'a str>,
-    in_suggestions: bool,
-}
-
-fn found_links<'a>(text: &'a str, raw: &[scan::RawLink]) -> Vec<FoundLink<'a>> {
+/// The links of a body as the scan found them, with code-point offsets.
+fn found_links<'a>(text: &'a str, raw: &[scan::RawLink]) -> Vec<edges::Found<'a>> {
     let mut chars = Chars::new(text);
     raw.iter()
         .map(|l| {
-            let start = chars.of(l.start);
-            let end = chars.of(l.end);
-            let inner = text.get(l.inner.0..l.inner.1).unwrap_or("");
-            let (target, heading, block, display) = match l.kind {
-                scan::RawLinkKind::Wiki | scan::RawLinkKind::WikiEmbed => {
-                    let w = scan::split_wiki(inner);
-                    (w.target, w.heading, w.block, w.display)
-                }
-                _ => {
-                    let url = l.url.and_then(|(a, b)| text.get(a..b)).unwrap_or("");
-                    (url, None, None, Some(inner))
-                }
-            };
-            FoundLink {
-                kind: l.kind,
-                start,
-                end,
-                target,
-                heading,
-                block,
-                display,
-                in_suggestions: l.in_suggestions,
-            }
+            let mut f = edges::found(text, l);
+            f.start = chars.of(f.start);
+            f.end = chars.of(f.end);
+            f
         })
         .collect()
-}
-
-/// Whether a link target names an attachment (by its extension, compared as
-/// Python's `str.casefold` compares).
-fn is_attachment(py: Python<'_>, target: &str) -> PyResult<bool> {
-    let Some(ext) = links::extension(target) else {
-        return Ok(false);
-    };
-    if ext.is_ascii() {
-        return Ok(links::is_attachment_extension(&ext.to_ascii_lowercase()));
-    }
-    let folded = PyString::new(py, ext).call_method0(intern!(py, "casefold"))?;
-    Ok(links::is_attachment_extension(
-        folded.cast::<PyString>()?.to_str()?,
-    ))
 }
 
 fn opt_text<'py>(body: &Body, py: Python<'py>, s: Option<&str>) -> PyResult<Bound<'py, PyAny>> {
@@ -205,57 +160,39 @@ fn opt_text<'py>(body: &Body, py: Python<'py>, s: Option<&str>) -> PyResult<Boun
     }
 }
 
-/// The `NoteLink`s of a body: Markdown links only when they point to a `.md`
-/// file (their URL decoded), no attachments, no empty targets.
+fn link_kind(py: Python<'_>, kind: edges::LinkKind) -> &Bound<'_, PyString> {
+    match kind {
+        edges::LinkKind::Wikilink => intern!(py, "wikilink"),
+        edges::LinkKind::Embed => intern!(py, "embed"),
+        edges::LinkKind::Markdown => intern!(py, "markdown"),
+    }
+}
+
+/// The `NoteLink`s of a body (see `edges::note_link`).
 fn note_links<'py>(
     py: Python<'py>,
     body: &Body,
-    found: &[FoundLink<'_>],
+    found: &[edges::Found<'_>],
 ) -> PyResult<Bound<'py, PyTuple>> {
     let mut out: Vec<Bound<'py, NoteLink>> = Vec::with_capacity(found.len());
     // One `str` per distinct target of the note (targets repeat).
     let mut targets: FxHashMap<String, Bound<'py, PyString>> = FxHashMap::default();
-    for l in found {
-        let markdown;
-        let (kind, target, heading, block) = match l.kind {
-            scan::RawLinkKind::Wiki => (intern!(py, "wikilink"), l.target, l.heading, l.block),
-            scan::RawLinkKind::WikiEmbed => (intern!(py, "embed"), l.target, l.heading, l.block),
-            scan::RawLinkKind::Markdown | scan::RawLinkKind::MarkdownEmbed => {
-                let Some(parsed) = links::markdown_target(l.target) else {
-                    continue;
-                };
-                markdown = parsed;
-                let kind = if l.kind == scan::RawLinkKind::Markdown {
-                    intern!(py, "markdown")
-                } else {
-                    intern!(py, "embed")
-                };
-                (
-                    kind,
-                    markdown.target.as_str(),
-                    markdown.heading.as_deref(),
-                    markdown.block.as_deref(),
-                )
-            }
-        };
-        if target.is_empty() || is_attachment(py, target)? {
-            continue;
-        }
-        let target = match targets.get(target) {
+    for l in found.iter().filter_map(edges::note_link) {
+        let target = match targets.get(l.target.as_ref()) {
             Some(t) => t.clone(),
             None => {
-                let t = body.to_py(py, target)?;
-                targets.insert(target.to_string(), t.clone());
+                let t = body.to_py(py, &l.target)?;
+                targets.insert(l.target.to_string(), t.clone());
                 t
             }
         };
         out.push(NoteLink::from_values(
             py,
             [
-                kind.clone().into_any(),
+                link_kind(py, l.kind).clone().into_any(),
                 target.into_any(),
-                opt_text(body, py, heading)?,
-                opt_text(body, py, block)?,
+                opt_text(body, py, l.heading.as_deref())?,
+                opt_text(body, py, l.block.as_deref())?,
                 opt_text(body, py, l.display)?,
                 l.start.into_bound_py_any(py)?,
                 l.end.into_bound_py_any(py)?,
@@ -300,7 +237,7 @@ struct PlanRow {
     path: Vec<usize>,
     own: bool,
     oversized: bool,
-    block: Option<&'static str>,
+    block: Option<plan::BlockKind>,
 }
 
 /// The chunk plan of one note body (what `chunk_note` makes its chunks of).
@@ -334,7 +271,7 @@ fn plan_rows(st: &scan::Structure<'_>, planned: &[plan::Planned]) -> Vec<PlanRow
             path: p.path.clone(),
             own: p.own,
             oversized: p.oversized,
-            block: p.block.map(plan::BlockKind::name),
+            block: p.block,
         })
         .collect()
 }
@@ -480,19 +417,6 @@ fn substring<'py>(
     })
 }
 
-/// `f"{note_id}#c{index:02d}"`.
-fn chunk_id<'py>(
-    py: Python<'py>,
-    note_id: &Bound<'py, PyString>,
-    index: usize,
-) -> PyResult<Bound<'py, PyAny>> {
-    match note_id.to_str() {
-        Ok(id) => Ok(PyString::new(py, &format!("{id}#c{index:02}")).into_any()),
-        // Lone surrogates: formatted by Python.
-        Err(_) => intern!(py, "{}#c{:02d}").call_method1(intern!(py, "format"), (note_id, index)),
-    }
-}
-
 /// Link targets as `resolve(target)` maps them (the raw target when it
 /// gives `None` or there is no `resolve`), each target resolved once.
 struct Targets<'py> {
@@ -524,6 +448,38 @@ impl<'py> Targets<'py> {
     }
 }
 
+/// Python objects as handles for the core: equal objects (Python's `==`
+/// and hash) get the same handle; the first object seen stands for them.
+struct Handles<'py> {
+    index: Bound<'py, PyDict>,
+    objects: Vec<Bound<'py, PyAny>>,
+}
+
+impl<'py> Handles<'py> {
+    fn new(py: Python<'py>) -> Self {
+        Handles {
+            index: PyDict::new(py),
+            objects: Vec::new(),
+        }
+    }
+
+    fn of(&mut self, object: Bound<'py, PyAny>) -> PyResult<usize> {
+        if let Some(i) = self.index.get_item(&object)? {
+            return i.extract();
+        }
+        let i = self.objects.len();
+        self.index.set_item(&object, i)?;
+        self.objects.push(object);
+        Ok(i)
+    }
+
+    fn get(&self, handle: usize) -> PyResult<&Bound<'py, PyAny>> {
+        self.objects
+            .get(handle)
+            .ok_or_else(|| PyValueError::new_err("internal: no such handle"))
+    }
+}
+
 /// The `NoteChunk`s of a note from its plan: `links` are the note's
 /// `NoteLink`s, `resolve(target)` a note id or `None` (see `chunk_note`).
 #[pyfunction]
@@ -538,50 +494,51 @@ fn _notes_chunks<'py>(
 ) -> PyResult<Bound<'py, PyList>> {
     let rows = &plan.rows;
     let targets = Targets::new(py, resolve);
+    let mut handles = Handles::new(py);
     let mut starts: Vec<usize> = Vec::new();
+    let mut in_suggestions: Vec<bool> = Vec::new();
     let mut link_values: Vec<Bound<'py, NoteLink>> = Vec::new();
     for link in links.try_iter()? {
         let link = link?.cast_into::<NoteLink>()?;
-        starts.push(link.get().value(py, NoteLink::START)?.extract()?);
+        let values = link.get();
+        starts.push(values.value(py, NoteLink::START)?.extract()?);
+        in_suggestions.push(values.value(py, NoteLink::IN_SUGGESTIONS)?.is_truthy()?);
         link_values.push(link);
     }
-    let ids = (0..rows.len())
-        .map(|k| chunk_id(py, &note_id, k))
+    let spans: Vec<(usize, usize)> = rows.iter().map(|r| (r.start, r.end)).collect();
+    let chunk_links = edges::chunk_links(&spans, &starts, &in_suggestions, |i| {
+        let target = link_values[i].get().value(py, NoteLink::TARGET)?;
+        handles.of(targets.of(&target)?)
+    })?;
+    let note: PyText = note_id.extract()?;
+    let ids = records::link(rows.len(), |k| edges::chunk_id(note.as_str(), k))
+        .into_iter()
+        .map(|l| Ok((note.to_py(py, &l.id)?.into_any(), l.prev, l.next)))
         .collect::<PyResult<Vec<_>>>()?;
     let none = py.None().into_bound(py);
+    let neighbour = |k: Option<usize>| k.map_or_else(|| none.clone(), |k| ids[k].0.clone());
     let chunks = PyList::empty(py);
-    for (k, row) in rows.iter().enumerate() {
-        let lo = starts.partition_point(|&s| s < row.start);
-        let hi = starts.partition_point(|&s| s < row.end).max(lo);
-        let mut wikilinks: Vec<Bound<'py, PyAny>> = Vec::new();
-        let references = PyList::empty(py);
-        for link in &link_values[lo..hi] {
-            let values = link.get();
-            let target = targets.of(&values.value(py, NoteLink::TARGET)?)?;
-            let mut known = false;
-            for w in &wikilinks {
-                if w.is(&target) || w.eq(&target)? {
-                    known = true;
-                    break;
-                }
-            }
-            if !known {
-                wikilinks.push(target.clone());
-            }
-            if !values.value(py, NoteLink::IN_SUGGESTIONS)?.is_truthy()? {
+    for (k, (row, links)) in rows.iter().zip(chunk_links).enumerate() {
+        let wikilinks = links
+            .wikilinks
+            .iter()
+            .map(|&h| handles.get(h))
+            .collect::<PyResult<Vec<_>>>()?;
+        let references = links
+            .references
+            .iter()
+            .map(|&(i, h)| {
                 let reference = PyDict::new(py);
-                reference.set_item(intern!(py, "kind"), values.value(py, NoteLink::KIND)?)?;
-                reference.set_item(intern!(py, "target_id"), target)?;
-                references.append(reference)?;
-            }
-        }
+                let kind = link_values[i].get().value(py, NoteLink::KIND)?;
+                reference.set_item(intern!(py, "kind"), kind)?;
+                reference.set_item(intern!(py, "target_id"), handles.get(h)?)?;
+                Ok(reference)
+            })
+            .collect::<PyResult<Vec<_>>>()?;
         let metadata = PyDict::new(py);
-        metadata.set_item(intern!(py, "overlap_start"), row.overlap_start)?;
-        if row.oversized {
-            metadata.set_item(intern!(py, "oversized"), true)?;
-            metadata.set_item(intern!(py, "block"), row.block)?;
-        } else if row.own {
-            metadata.set_item(intern!(py, "block"), intern!(py, "quote"))?;
+        let entries = edges::chunk_metadata(row.overlap_start, row.oversized, row.own, row.block);
+        for (key, value) in &entries {
+            metadata.set_item(key, value_to_py(py, value)?)?;
         }
         let text = substring(py, &body, row.start, row.end)?;
         let embed_text = if row.overlap_start == row.start {
@@ -594,11 +551,12 @@ fn _notes_chunks<'py>(
             Some(&h) => plan.titles[h].bind(py).clone().into_any(),
             None => none.clone(),
         };
+        let (id, prev, next) = &ids[k];
         chunks.append(NoteChunk::from_values(
             py,
             [
                 note_id.clone().into_any(),
-                ids[k].clone(),
+                id.clone(),
                 k.into_bound_py_any(py)?,
                 text.into_any(),
                 row.start.into_bound_py_any(py)?,
@@ -607,17 +565,13 @@ fn _notes_chunks<'py>(
                 row.last_line.into_bound_py_any(py)?,
                 section_title,
                 path.into_any(),
-                if k > 0 {
-                    ids[k - 1].clone()
-                } else {
-                    none.clone()
-                },
-                ids.get(k + 1).cloned().unwrap_or_else(|| none.clone()),
+                neighbour(*prev),
+                neighbour(*next),
                 row.tokens.into_bound_py_any(py)?,
                 row.end.saturating_sub(row.start).into_bound_py_any(py)?,
                 embed_text.into_any(),
                 PyTuple::new(py, wikilinks)?.into_any(),
-                references.to_tuple().into_any(),
+                PyTuple::new(py, references)?.into_any(),
                 metadata.into_any(),
             ],
         )?)?;
@@ -625,12 +579,33 @@ fn _notes_chunks<'py>(
     Ok(chunks)
 }
 
-fn edge<'py>(py: Python<'py>, values: [Bound<'py, PyAny>; 6]) -> PyResult<Bound<'py, Edge>> {
-    Edge::from_values(py, values)
+fn edge_kind(py: Python<'_>, kind: edges::EdgeKind) -> &Bound<'_, PyString> {
+    match kind {
+        edges::EdgeKind::BelongsTo => intern!(py, "belongs_to"),
+        edges::EdgeKind::Prev => intern!(py, "prev"),
+        edges::EdgeKind::Next => intern!(py, "next"),
+        edges::EdgeKind::References => intern!(py, "references"),
+        edges::EdgeKind::Backlink => intern!(py, "backlink"),
+    }
 }
 
-/// The edges one note owns (see `edges_for_note`): `chunks` its chunks in
-/// order, `known` every note id, `resolve(target)` a note id or `None`.
+fn scope(py: Python<'_>, scope: edges::Scope) -> &Bound<'_, PyString> {
+    match scope {
+        edges::Scope::Chunk => intern!(py, "chunk"),
+        edges::Scope::Note => intern!(py, "note"),
+    }
+}
+
+fn status(py: Python<'_>, status: edges::Status) -> &Bound<'_, PyString> {
+    match status {
+        edges::Status::Ok => intern!(py, "ok"),
+        edges::Status::Unresolved => intern!(py, "unresolved"),
+    }
+}
+
+/// The edges one note owns (see `edges_for_note` and `edges::note_edges`):
+/// `chunks` its chunks in order, `known` every note id, `resolve(target)` a
+/// note id or `None`.
 #[pyfunction]
 fn _notes_edges<'py>(
     py: Python<'py>,
@@ -640,130 +615,57 @@ fn _notes_edges<'py>(
     resolve: Bound<'py, PyAny>,
     note_scope_references: bool,
 ) -> PyResult<Bound<'py, PyList>> {
-    let nid = note_id.into_any();
-    let (chunk_scope, note_scope) = (intern!(py, "chunk").as_any(), intern!(py, "note").as_any());
-    let (ok, unresolved) = (
-        intern!(py, "ok").as_any(),
-        intern!(py, "unresolved").as_any(),
-    );
+    let note = note_id.into_any();
+    let mut handles = Handles::new(py);
     let mut ids: Vec<Bound<'py, PyAny>> = Vec::new();
-    let mut references: Vec<Bound<'py, PyAny>> = Vec::new();
+    let mut references: Vec<Vec<usize>> = Vec::new();
     for chunk in chunks.try_iter()? {
         let chunk = chunk?;
         ids.push(chunk.getattr(intern!(py, "id"))?);
-        references.push(chunk.getattr(intern!(py, "references"))?);
+        let mut targets = Vec::new();
+        for reference in chunk.getattr(intern!(py, "references"))?.try_iter()? {
+            targets.push(handles.of(reference?.get_item(intern!(py, "target_id"))?)?);
+        }
+        references.push(targets);
     }
-    let edges = PyList::empty(py);
-    for id in &ids {
-        edges.append(edge(
+    let graph = edges::note_edges(
+        &references,
+        |raw| {
+            let target = handles.get(raw)?.clone();
+            if known.contains(&target)? {
+                return Ok::<_, PyErr>(Some(raw));
+            }
+            let found = resolve.call1((&target,))?;
+            if found.is_none() {
+                Ok(None)
+            } else {
+                handles.of(found).map(Some)
+            }
+        },
+        note_scope_references,
+    )?;
+    let node = |n: edges::Node<usize>| -> PyResult<Bound<'py, PyAny>> {
+        Ok(match n {
+            edges::Node::Note => note.clone(),
+            edges::Node::Chunk(k) => ids[k].clone(),
+            edges::Node::Target(h) => handles.get(h)?.clone(),
+        })
+    };
+    let out = PyList::empty(py);
+    for e in graph {
+        out.append(Edge::from_values(
             py,
             [
-                intern!(py, "belongs_to").clone().into_any(),
-                id.clone(),
-                nid.clone(),
-                chunk_scope.clone(),
-                nid.clone(),
-                ok.clone(),
+                edge_kind(py, e.kind).clone().into_any(),
+                node(e.source)?,
+                node(e.target)?,
+                scope(py, e.scope).clone().into_any(),
+                note.clone(),
+                status(py, e.status).clone().into_any(),
             ],
         )?)?;
     }
-    for (k, id) in ids.iter().enumerate() {
-        if k > 0 {
-            edges.append(edge(
-                py,
-                [
-                    intern!(py, "prev").clone().into_any(),
-                    id.clone(),
-                    ids[k - 1].clone(),
-                    chunk_scope.clone(),
-                    nid.clone(),
-                    ok.clone(),
-                ],
-            )?)?;
-        }
-        if let Some(next) = ids.get(k + 1) {
-            edges.append(edge(
-                py,
-                [
-                    intern!(py, "next").clone().into_any(),
-                    id.clone(),
-                    next.clone(),
-                    chunk_scope.clone(),
-                    nid.clone(),
-                    ok.clone(),
-                ],
-            )?)?;
-        }
-    }
-    // Each raw target resolved once; the targets in first-seen order.
-    let resolved = PyDict::new(py);
-    let targets = PyDict::new(py);
-    for (id, refs) in ids.iter().zip(&references) {
-        for reference in refs.try_iter()? {
-            let mut target = reference?.get_item(intern!(py, "target_id"))?;
-            let mut status = ok.clone();
-            if !known.contains(&target)? {
-                let found = match resolved.get_item(&target)? {
-                    Some(hit) => hit,
-                    None => {
-                        let hit = resolve.call1((&target,))?;
-                        resolved.set_item(&target, &hit)?;
-                        hit
-                    }
-                };
-                if found.is_none() {
-                    status = unresolved.clone();
-                } else {
-                    target = found;
-                }
-            }
-            edges.append(edge(
-                py,
-                [
-                    intern!(py, "references").clone().into_any(),
-                    id.clone(),
-                    target.clone(),
-                    chunk_scope.clone(),
-                    nid.clone(),
-                    status.clone(),
-                ],
-            )?)?;
-            if !targets.contains(&target)? {
-                targets.set_item(&target, &status)?;
-            }
-        }
-    }
-    for (target, status) in targets.iter() {
-        if status.is(ok) || status.eq(ok)? {
-            edges.append(edge(
-                py,
-                [
-                    intern!(py, "backlink").clone().into_any(),
-                    target,
-                    nid.clone(),
-                    note_scope.clone(),
-                    nid.clone(),
-                    ok.clone(),
-                ],
-            )?)?;
-        }
-    }
-    if note_scope_references {
-        for (target, status) in targets.iter() {
-            edges.append(edge(
-                py,
-                [
-                    intern!(py, "references").clone().into_any(),
-                    nid.clone(),
-                    target,
-                    note_scope.clone(),
-                    nid.clone(),
-                    status,
-                ],
-            )?)?;
-        }
-    }
-    Ok(edges)
+    Ok(out)
 }
 
 /// Test hook: the links of a body as the scan finds them, before the rules
@@ -823,7 +725,7 @@ fn _notes_plan_rows<'py>(
             path,
             r.own,
             r.oversized,
-            r.block,
+            r.block.map(plan::BlockKind::name),
         ))?;
     }
     Ok(rows)

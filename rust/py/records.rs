@@ -486,7 +486,7 @@ fn chunk_builtin(text: &PyText, options: &Options) -> crate::error::Result<Chunk
     }
 }
 
-fn value_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+pub fn value_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
         Value::Null => py.None().into_bound(py),
         Value::Bool(b) => pyo3::types::PyBool::new(py, *b).to_owned().into_any(),
@@ -578,8 +578,8 @@ fn to_chunks<'py>(
             end_line: r.end_line,
             index: i,
             id: ids[i].clone_ref(py),
-            prev_id: i.checked_sub(1).map(|p| ids[p].clone_ref(py)),
-            next_id: ids.get(i + 1).map(|n| n.clone_ref(py)),
+            prev_id: r.prev.map(|p| ids[p].clone_ref(py)),
+            next_id: r.next.map(|n| ids[n].clone_ref(py)),
             headings,
             tokens: known(r.token_count),
             encoding,
@@ -746,7 +746,7 @@ fn _relink_chunks<'py>(
     encoding: &str,
 ) -> PyResult<Bound<'py, PyList>> {
     let encoding = encoding_arg(encoding)?;
-    let mut made: Vec<PyChunk> = Vec::with_capacity(chunks.len());
+    let mut made: Vec<(PyChunk, PyText)> = Vec::with_capacity(chunks.len());
     for (i, c) in chunks.iter().enumerate() {
         let c = c.cast::<PyChunk>().map_err(|_| {
             PyTypeError::new_err(format!(
@@ -763,16 +763,27 @@ fn _relink_chunks<'py>(
         // Counted again on first use.
         copy.tokens = OnceLock::new();
         copy.encoding = encoding;
-        let id = records::chunk_id(doc_id, key, copy.start, copy.end, text.as_str());
-        copy.id = PyString::new(py, &id).unbind();
-        made.push(copy);
+        made.push((copy, text));
     }
-    for i in 0..made.len() {
-        let prev = i.checked_sub(1).map(|p| made[p].id.clone_ref(py));
-        let next = made.get(i + 1).map(|n| n.id.clone_ref(py));
-        made[i].prev_id = prev;
-        made[i].next_id = next;
-    }
+    let linked = records::link(made.len(), |k| {
+        let (c, text) = &made[k];
+        records::chunk_id(doc_id, key, c.start, c.end, text.as_str())
+    });
+    let ids: Vec<Py<PyString>> = linked
+        .iter()
+        .map(|l| PyString::new(py, &l.id).unbind())
+        .collect();
+    let made: Vec<PyChunk> = made
+        .into_iter()
+        .zip(&linked)
+        .enumerate()
+        .map(|(k, ((mut c, _), l))| {
+            c.id = ids[k].clone_ref(py);
+            c.prev_id = l.prev.map(|p| ids[p].clone_ref(py));
+            c.next_id = l.next.map(|n| ids[n].clone_ref(py));
+            c
+        })
+        .collect();
     let objects = made
         .into_iter()
         .map(|c| Bound::new(py, c))

@@ -263,6 +263,9 @@ pub struct Record {
     /// [`chunk`]).
     pub token_count: Option<usize>,
     pub id: String,
+    /// The indices of the previous and next record (see [`link`]).
+    pub prev: Option<usize>,
+    pub next: Option<usize>,
     /// The context header (empty: `embed_text` is the text).
     pub header: String,
 }
@@ -679,6 +682,28 @@ pub fn chunk_id(doc_id: Option<&str>, key: &str, start: usize, end: usize, text:
     }
 }
 
+/// A chunk's id and its neighbours (indices into the same list).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Linked {
+    pub id: String,
+    pub prev: Option<usize>,
+    pub next: Option<usize>,
+}
+
+/// The ids of `n` chunks in order (`id(k)`: the id of chunk `k`) with each
+/// one's previous and next chunk: the one place where chunk ids and
+/// prev/next links are made, for every strategy's records, for records
+/// linked again after post-processing and for a note's chunks.
+pub fn link(n: usize, mut id: impl FnMut(usize) -> String) -> Vec<Linked> {
+    (0..n)
+        .map(|k| Linked {
+            id: id(k),
+            prev: k.checked_sub(1),
+            next: (k + 1 < n).then_some(k + 1),
+        })
+        .collect()
+}
+
 fn records<T: LengthFunction<str>>(
     source: &str,
     chunks: Vec<Raw>,
@@ -688,7 +713,7 @@ fn records<T: LengthFunction<str>>(
     let key = options.id_key();
     let mut starts = Cursor::new(source);
     let mut ends = Cursor::new(source);
-    chunks
+    let mut records: Vec<Record> = chunks
         .into_iter()
         .map(|c| {
             let (start, start_newlines) = starts.at(c.range.start);
@@ -711,7 +736,6 @@ fn records<T: LengthFunction<str>>(
                 }
                 _ => tokens.map(|t| t.length(text)),
             };
-            let id = chunk_id(options.doc_id.as_deref(), &key, start, end, text);
             let header = options.context_headers.header(&c.headings);
             Record {
                 range: c.range,
@@ -724,11 +748,29 @@ fn records<T: LengthFunction<str>>(
                 text: c.text,
                 char_count,
                 token_count,
-                id,
+                id: String::new(),
+                prev: None,
+                next: None,
                 header,
             }
         })
-        .collect()
+        .collect();
+    let linked = link(records.len(), |k| {
+        let r = &records[k];
+        chunk_id(
+            options.doc_id.as_deref(),
+            &key,
+            r.start,
+            r.end,
+            r.text(source),
+        )
+    });
+    for (r, l) in records.iter_mut().zip(linked) {
+        r.id = l.id;
+        r.prev = l.prev;
+        r.next = l.next;
+    }
+    records
 }
 
 #[cfg(test)]
