@@ -156,8 +156,7 @@ def chunk(
         raise ValueError(
             "embed, threshold and merge_threshold are options of the semantic strategies"
         )
-    chunks, key = _core._chunk_records(
-        text,
+    chunker = _core._Chunker(
         strategy,
         chunk_size,
         overlap,
@@ -165,10 +164,10 @@ def chunk(
         unit,
         encoding,
         context_headers,
-        doc_id,
         None if separators is None else list(separators),
     )
-    return _post_process(chunks, post_processors, key, doc_id, encoding)
+    chunks = chunker.chunk(text, doc_id)
+    return _post_process(chunks, post_processors, chunker.key, doc_id, encoding)
 
 
 @functools.cache
@@ -241,8 +240,18 @@ def _semantic(
             f"embed returned an array of shape {matrix.shape} for {len(windows)} texts;"
             " expected (texts, dim)"
         )
-    return _core._chunk_semantic(
-        text, matrix, threshold_type, threshold, merge_threshold, **options
+    chunker = _core._Chunker(
+        "recursive",
+        options["chunk_size"],
+        options["overlap"],
+        options["max_size"],
+        options["unit"],
+        options["encoding"],
+        options["context_headers"],
+        None,
+    )
+    return chunker.chunk_semantic(
+        text, matrix, threshold_type, threshold, merge_threshold, options["doc_id"]
     )
 
 
@@ -274,8 +283,7 @@ def chunk_many(
             "the semantic strategies call a Python embedding function: use chunk() per text"
         )
     ids = None if doc_ids is None else list(doc_ids)
-    lists, key = _core._chunk_records_many(
-        list(texts),
+    chunker = _core._Chunker(
         strategy,
         chunk_size,
         overlap,
@@ -283,9 +291,10 @@ def chunk_many(
         unit,
         encoding,
         context_headers,
-        ids,
         None if separators is None else list(separators),
     )
+    lists = chunker.chunk_many(list(texts), ids)
+    key = chunker.key
     processors = list(post_processors)
     if not processors:
         return lists

@@ -25,6 +25,29 @@ pub fn frontmatter_end(raw: &str) -> usize {
     }
 }
 
+/// How a body is normalised for its content hash (see [`normalise`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Normalisation {
+    /// Blank-line runs collapsed too.
+    Canonical,
+    /// Line ends and trailing blanks only.
+    Lines,
+}
+
+impl std::str::FromStr for Normalisation {
+    type Err = crate::error::Error;
+
+    fn from_str(name: &str) -> crate::error::Result<Self> {
+        match name {
+            "canonical" => Ok(Normalisation::Canonical),
+            "none" => Ok(Normalisation::Lines),
+            other => Err(crate::error::Error::InvalidArgument(format!(
+                "normalise must be 'canonical', 'none' or None, not {other:?}"
+            ))),
+        }
+    }
+}
+
 /// The text a content hash is taken of (never stored): `\r\n` becomes
 /// `\n`, trailing spaces and tabs of every line are trimmed, and with
 /// `canonical` every run of blank lines becomes one blank line.

@@ -1,17 +1,21 @@
 //! The Python bindings: argument conversion, GIL release and error mapping.
 //! No algorithm lives here.
 
+mod args;
+mod chunk;
 mod chunking;
 mod cleaning;
 #[cfg(feature = "test-hooks")]
 mod hooks;
 mod langchain;
 mod notes;
+mod notes_graph;
 mod notes_records;
 mod pooling;
 mod records;
 mod text;
 mod tokens;
+mod values;
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
@@ -54,10 +58,12 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     #[cfg(feature = "test-hooks")]
     hooks::register(m)?;
+    chunk::register(m)?;
     chunking::register(m)?;
     cleaning::register(m)?;
     langchain::register(m)?;
     notes::register(m)?;
+    notes_graph::register(m)?;
     pooling::register(m)?;
     records::register(m)?;
     tokens::register(m)

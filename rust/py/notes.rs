@@ -8,15 +8,13 @@ use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 use rustc_hash::FxHashMap;
 
-use super::notes_records::{Edge, NoteChunk, NoteLink};
-use super::records::value_to_py;
-use super::text::{PyText, code_units, new_string};
-use crate::for_width;
+use super::args::Parsed;
+use super::notes_records::NoteLink;
+use super::text::{PyText, str_slice};
 use crate::notes::{self, edges, plan, scan};
-use crate::records;
 use crate::text::CharOffsets;
 use crate::tokens::Encoding;
 
@@ -135,8 +133,8 @@ fn _notes_split_data<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Option<Split
     } else {
         head.chars().count()
     };
-    let frontmatter = substring(py, &raw, 0, chars)?;
-    let body = substring(py, &raw, chars, raw.len()?)?;
+    let frontmatter = str_slice(py, &raw, 0, chars)?;
+    let body = str_slice(py, &raw, chars, raw.len()?)?;
     Ok(Some((raw, frontmatter, body, end)))
 }
 
@@ -227,25 +225,25 @@ fn limits_arg(limits: (usize, usize, usize, usize)) -> PyResult<plan::Limits> {
 /// One planned chunk in code points: its span, where its embed text
 /// starts, tokens, lines (1-based), its section path (indices into the
 /// plan's titles), a quote of its own, oversized, the block kind.
-struct PlanRow {
-    start: usize,
-    end: usize,
-    overlap_start: usize,
-    tokens: usize,
-    first_line: usize,
-    last_line: usize,
-    path: Vec<usize>,
-    own: bool,
-    oversized: bool,
-    block: Option<plan::BlockKind>,
+pub(super) struct PlanRow {
+    pub(super) start: usize,
+    pub(super) end: usize,
+    pub(super) overlap_start: usize,
+    pub(super) tokens: usize,
+    pub(super) first_line: usize,
+    pub(super) last_line: usize,
+    pub(super) path: Vec<usize>,
+    pub(super) own: bool,
+    pub(super) oversized: bool,
+    pub(super) block: Option<plan::BlockKind>,
 }
 
 /// The chunk plan of one note body (what `chunk_note` makes its chunks of).
 #[pyclass(frozen, module = "fastnotebook._core", name = "_NotePlan")]
 pub struct NotePlan {
-    rows: Vec<PlanRow>,
+    pub(super) rows: Vec<PlanRow>,
     /// The heading titles of the body, in order.
-    titles: Vec<Py<PyString>>,
+    pub(super) titles: Vec<Py<PyString>>,
 }
 
 #[pymethods]
@@ -360,23 +358,14 @@ fn _notes_body<'py>(
     suggestion_headings: Vec<String>,
     limits: (usize, usize, usize, usize),
     overlap: usize,
-    encoding: &str,
-    normalise: Option<&str>,
+    encoding: Parsed<Encoding>,
+    normalise: Option<Parsed<notes::Normalisation>>,
     data: Option<PyBackedBytes>,
     offset: usize,
 ) -> PyResult<BodyParts<'py>> {
-    let encoding: Encoding = encoding.parse()?;
+    let Parsed(encoding) = encoding;
     let limits = limits_arg(limits)?;
-    let canonical = match normalise {
-        None => None,
-        Some("canonical") => Some(true),
-        Some("none") => Some(false),
-        Some(other) => {
-            return Err(PyValueError::new_err(format!(
-                "normalise must be 'canonical', 'none' or None, not {other:?}"
-            )));
-        }
-    };
+    let canonical = normalise.map(|Parsed(n)| n == notes::Normalisation::Canonical);
     let body = match data {
         Some(data) => Body::utf8(data, offset)?,
         None => Body::Text(body.extract()?),
@@ -398,274 +387,6 @@ fn _notes_body<'py>(
     let normalised = normalised.map(|n| surrogatepass_bytes(py, &body, &n));
     let plan = note_plan(py, &body, &st, rows)?;
     Ok((links, h1, normalised, plan))
-}
-
-/// `text[range]` for a range of code points of a `str`.
-fn substring<'py>(
-    py: Python<'py>,
-    text: &Bound<'py, PyString>,
-    start: usize,
-    end: usize,
-) -> PyResult<Bound<'py, PyString>> {
-    // SAFETY: the object is immutable and alive while `text` is.
-    let data = unsafe { text.data()? };
-    for_width!(code_units(data), |units| {
-        let part = units
-            .get(start..end)
-            .ok_or_else(|| PyValueError::new_err("a planned chunk lies outside its note body"))?;
-        new_string(py, &[part])
-    })
-}
-
-/// Link targets as `resolve(target)` maps them (the raw target when it
-/// gives `None` or there is no `resolve`), each target resolved once.
-struct Targets<'py> {
-    resolve: Option<Bound<'py, PyAny>>,
-    seen: Bound<'py, PyDict>,
-}
-
-impl<'py> Targets<'py> {
-    fn new(py: Python<'py>, resolve: Option<Bound<'py, PyAny>>) -> Self {
-        Targets {
-            resolve: resolve.filter(|r| !r.is_none()),
-            seen: PyDict::new(py),
-        }
-    }
-
-    fn of(&self, target: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        if let Some(hit) = self.seen.get_item(target)? {
-            return Ok(hit);
-        }
-        let found = match &self.resolve {
-            Some(resolve) => {
-                let r = resolve.call1((target,))?;
-                if r.is_truthy()? { r } else { target.clone() }
-            }
-            None => target.clone(),
-        };
-        self.seen.set_item(target, &found)?;
-        Ok(found)
-    }
-}
-
-/// Python objects as handles for the core: equal objects (Python's `==`
-/// and hash) get the same handle; the first object seen stands for them.
-struct Handles<'py> {
-    index: Bound<'py, PyDict>,
-    objects: Vec<Bound<'py, PyAny>>,
-}
-
-impl<'py> Handles<'py> {
-    fn new(py: Python<'py>) -> Self {
-        Handles {
-            index: PyDict::new(py),
-            objects: Vec::new(),
-        }
-    }
-
-    fn of(&mut self, object: Bound<'py, PyAny>) -> PyResult<usize> {
-        if let Some(i) = self.index.get_item(&object)? {
-            return i.extract();
-        }
-        let i = self.objects.len();
-        self.index.set_item(&object, i)?;
-        self.objects.push(object);
-        Ok(i)
-    }
-
-    fn get(&self, handle: usize) -> PyResult<&Bound<'py, PyAny>> {
-        self.objects
-            .get(handle)
-            .ok_or_else(|| PyValueError::new_err("internal: no such handle"))
-    }
-}
-
-/// The `NoteChunk`s of a note from its plan: `links` are the note's
-/// `NoteLink`s, `resolve(target)` a note id or `None` (see `chunk_note`).
-#[pyfunction]
-#[pyo3(signature = (note_id, body, plan, links, resolve = None))]
-fn _notes_chunks<'py>(
-    py: Python<'py>,
-    note_id: Bound<'py, PyString>,
-    body: Bound<'py, PyString>,
-    plan: PyRef<'py, NotePlan>,
-    links: Bound<'py, PyAny>,
-    resolve: Option<Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyList>> {
-    let rows = &plan.rows;
-    let targets = Targets::new(py, resolve);
-    let mut handles = Handles::new(py);
-    let mut starts: Vec<usize> = Vec::new();
-    let mut in_suggestions: Vec<bool> = Vec::new();
-    let mut link_values: Vec<Bound<'py, NoteLink>> = Vec::new();
-    for link in links.try_iter()? {
-        let link = link?.cast_into::<NoteLink>()?;
-        let values = link.get();
-        starts.push(values.value(py, NoteLink::START)?.extract()?);
-        in_suggestions.push(values.value(py, NoteLink::IN_SUGGESTIONS)?.is_truthy()?);
-        link_values.push(link);
-    }
-    let spans: Vec<(usize, usize)> = rows.iter().map(|r| (r.start, r.end)).collect();
-    let chunk_links = edges::chunk_links(&spans, &starts, &in_suggestions, |i| {
-        let target = link_values[i].get().value(py, NoteLink::TARGET)?;
-        handles.of(targets.of(&target)?)
-    })?;
-    let note: PyText = note_id.extract()?;
-    let ids = records::link(rows.len(), |k| edges::chunk_id(note.as_str(), k))
-        .into_iter()
-        .map(|l| Ok((note.to_py(py, &l.id)?.into_any(), l.prev, l.next)))
-        .collect::<PyResult<Vec<_>>>()?;
-    let none = py.None().into_bound(py);
-    let neighbour = |k: Option<usize>| k.map_or_else(|| none.clone(), |k| ids[k].0.clone());
-    let chunks = PyList::empty(py);
-    for (k, (row, links)) in rows.iter().zip(chunk_links).enumerate() {
-        let wikilinks = links
-            .wikilinks
-            .iter()
-            .map(|&h| handles.get(h))
-            .collect::<PyResult<Vec<_>>>()?;
-        let references = links
-            .references
-            .iter()
-            .map(|&(i, h)| {
-                let reference = PyDict::new(py);
-                let kind = link_values[i].get().value(py, NoteLink::KIND)?;
-                reference.set_item(intern!(py, "kind"), kind)?;
-                reference.set_item(intern!(py, "target_id"), handles.get(h)?)?;
-                Ok(reference)
-            })
-            .collect::<PyResult<Vec<_>>>()?;
-        let metadata = PyDict::new(py);
-        let entries = edges::chunk_metadata(row.overlap_start, row.oversized, row.own, row.block);
-        for (key, value) in &entries {
-            metadata.set_item(key, value_to_py(py, value)?)?;
-        }
-        let text = substring(py, &body, row.start, row.end)?;
-        let embed_text = if row.overlap_start == row.start {
-            text.clone()
-        } else {
-            substring(py, &body, row.overlap_start, row.end)?
-        };
-        let path = PyTuple::new(py, row.path.iter().map(|&h| &plan.titles[h]))?;
-        let section_title = match row.path.last() {
-            Some(&h) => plan.titles[h].bind(py).clone().into_any(),
-            None => none.clone(),
-        };
-        let (id, prev, next) = &ids[k];
-        chunks.append(NoteChunk::from_values(
-            py,
-            [
-                note_id.clone().into_any(),
-                id.clone(),
-                k.into_bound_py_any(py)?,
-                text.into_any(),
-                row.start.into_bound_py_any(py)?,
-                row.end.into_bound_py_any(py)?,
-                row.first_line.into_bound_py_any(py)?,
-                row.last_line.into_bound_py_any(py)?,
-                section_title,
-                path.into_any(),
-                neighbour(*prev),
-                neighbour(*next),
-                row.tokens.into_bound_py_any(py)?,
-                row.end.saturating_sub(row.start).into_bound_py_any(py)?,
-                embed_text.into_any(),
-                PyTuple::new(py, wikilinks)?.into_any(),
-                PyTuple::new(py, references)?.into_any(),
-                metadata.into_any(),
-            ],
-        )?)?;
-    }
-    Ok(chunks)
-}
-
-fn edge_kind(py: Python<'_>, kind: edges::EdgeKind) -> &Bound<'_, PyString> {
-    match kind {
-        edges::EdgeKind::BelongsTo => intern!(py, "belongs_to"),
-        edges::EdgeKind::Prev => intern!(py, "prev"),
-        edges::EdgeKind::Next => intern!(py, "next"),
-        edges::EdgeKind::References => intern!(py, "references"),
-        edges::EdgeKind::Backlink => intern!(py, "backlink"),
-    }
-}
-
-fn scope(py: Python<'_>, scope: edges::Scope) -> &Bound<'_, PyString> {
-    match scope {
-        edges::Scope::Chunk => intern!(py, "chunk"),
-        edges::Scope::Note => intern!(py, "note"),
-    }
-}
-
-fn status(py: Python<'_>, status: edges::Status) -> &Bound<'_, PyString> {
-    match status {
-        edges::Status::Ok => intern!(py, "ok"),
-        edges::Status::Unresolved => intern!(py, "unresolved"),
-    }
-}
-
-/// The edges one note owns (see `edges_for_note` and `edges::note_edges`):
-/// `chunks` its chunks in order, `known` every note id, `resolve(target)` a
-/// note id or `None`.
-#[pyfunction]
-fn _notes_edges<'py>(
-    py: Python<'py>,
-    note_id: Bound<'py, PyString>,
-    chunks: Bound<'py, PyAny>,
-    known: Bound<'py, PyAny>,
-    resolve: Bound<'py, PyAny>,
-    note_scope_references: bool,
-) -> PyResult<Bound<'py, PyList>> {
-    let note = note_id.into_any();
-    let mut handles = Handles::new(py);
-    let mut ids: Vec<Bound<'py, PyAny>> = Vec::new();
-    let mut references: Vec<Vec<usize>> = Vec::new();
-    for chunk in chunks.try_iter()? {
-        let chunk = chunk?;
-        ids.push(chunk.getattr(intern!(py, "id"))?);
-        let mut targets = Vec::new();
-        for reference in chunk.getattr(intern!(py, "references"))?.try_iter()? {
-            targets.push(handles.of(reference?.get_item(intern!(py, "target_id"))?)?);
-        }
-        references.push(targets);
-    }
-    let graph = edges::note_edges(
-        &references,
-        |raw| {
-            let target = handles.get(raw)?.clone();
-            if known.contains(&target)? {
-                return Ok::<_, PyErr>(Some(raw));
-            }
-            let found = resolve.call1((&target,))?;
-            if found.is_none() {
-                Ok(None)
-            } else {
-                handles.of(found).map(Some)
-            }
-        },
-        note_scope_references,
-    )?;
-    let node = |n: edges::Node<usize>| -> PyResult<Bound<'py, PyAny>> {
-        Ok(match n {
-            edges::Node::Note => note.clone(),
-            edges::Node::Chunk(k) => ids[k].clone(),
-            edges::Node::Target(h) => handles.get(h)?.clone(),
-        })
-    };
-    let out = PyList::empty(py);
-    for e in graph {
-        out.append(Edge::from_values(
-            py,
-            [
-                edge_kind(py, e.kind).clone().into_any(),
-                node(e.source)?,
-                node(e.target)?,
-                scope(py, e.scope).clone().into_any(),
-                note.clone(),
-                status(py, e.status).clone().into_any(),
-            ],
-        )?)?;
-    }
-    Ok(out)
 }
 
 /// Test hook: the links of a body as the scan finds them, before the rules
@@ -743,7 +464,5 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_notes_chunk, m)?)?;
     m.add_function(wrap_pyfunction!(_notes_body, m)?)?;
     m.add_function(wrap_pyfunction!(_notes_split_data, m)?)?;
-    m.add_function(wrap_pyfunction!(_notes_chunks, m)?)?;
-    m.add_function(wrap_pyfunction!(_notes_edges, m)?)?;
     super::notes_records::register(m)
 }
