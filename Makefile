@@ -82,7 +82,7 @@ docs: build ## Regenerate docs/api.md (docstrings), docs/cli.md's reference (arg
 	$(PY) scripts/gen_architecture.py
 
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := detect recursive markdown html chunk_chars chunk_tokens tokens pooling cleaning transcode
+FUZZ_TARGETS := detect recursive markdown html chunk_chars chunk_tokens tokens pooling cleaning transcode notes
 # libFuzzer needs unstable compiler flags: the stable toolchain accepts them
 # with RUSTC_BOOTSTRAP=1 (no nightly needed). Overflow checks are on (-a).
 # Inputs up to 4 KB (1 KB for tokens, whose oracles are quadratic).

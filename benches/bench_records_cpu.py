@@ -17,7 +17,7 @@ alternating:
 
     perf record -F 1000 --call-graph dwarf python benches/bench_records_cpu.py --passes 120
     valgrind --tool=callgrind --collect-atstart=no \
-        '--toggle-collect=*__pyfunction__chunk_records*' \
+        '--toggle-collect=*PyChunker*__pymethod_chunk__*' \
         python benches/bench_records_cpu.py --passes 2
 """
 

@@ -77,7 +77,7 @@ def main() -> None:
     rng = random.Random(9)
     docs = documents()
     text_targets = ("detect", "recursive", "markdown", "html", "chunk_chars", "chunk_tokens",
-                    "tokens", "cleaning")  # fmt: skip
+                    "tokens", "cleaning", "notes")  # fmt: skip
     for target in text_targets:
         out = HERE / "corpus" / target
         out.mkdir(parents=True, exist_ok=True)

@@ -79,6 +79,32 @@ const MARKDOWN: &[&str] = &[
     "\u{200b}", "\u{7}", "\u{a0}", "=", "ab", "é", "- ", "> ",
 ];
 
+const NOTE: &[&str] = &[
+    "[[",
+    "]]",
+    "A",
+    "b.png",
+    "#h",
+    "^b",
+    "|",
+    "![[",
+    "[x](",
+    "y.md",
+    ")",
+    "\n",
+    "\n\n",
+    "## ",
+    "Possible connections",
+    "```",
+    "`",
+    " ",
+    "é",
+    "%20",
+    "- ",
+    "> ",
+    "word",
+];
+
 const DETECT: &[&str] = &[
     "#",
     "# ",
@@ -214,6 +240,11 @@ proptest! {
     #[test]
     fn detection(text in text_of(DETECT, 80), path in "[a-zA-Z./\u{212a}]{0,10}") {
         invariants::check_detect(&text, &path);
+    }
+
+    #[test]
+    fn note_graph(text in text_of(NOTE, 80)) {
+        invariants::check_note_graph(&text);
     }
 
     #[test]

@@ -44,6 +44,12 @@
 //!   or infinity, no rows or dimension 0 are errors.
 //! - cleaners: equal to the original regular expressions (run by `regex`).
 //! - transcoding: surrogates round-trip through their placeholders.
+//! - the note graph: note links lie in the body, have a non-empty target
+//!   that is no attachment; each chunk of the plan holds the links that
+//!   start in it, its wikilinks distinct, its references the links outside
+//!   suggestions; a note owns one `belongs_to` per chunk, `prev`/`next`
+//!   between neighbours, one chunk `references` per reference, one
+//!   `backlink` per distinct resolved target, and asks once per raw target.
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -1220,6 +1226,7 @@ pub fn fuzz_one(target: &str, data: &[u8]) {
         }
         "pooling" => fuzz_pooling(data),
         "cleaning" => check_cleaning(&Input::new(data, 0).text),
+        "notes" => check_note_graph(&Input::new(data, 0).text),
         "transcode" => {
             let units: Vec<u32> = data
                 .chunks_exact(3)
@@ -1235,7 +1242,7 @@ pub fn fuzz_one(target: &str, data: &[u8]) {
 }
 
 /// The fuzz targets, by name.
-pub const TARGETS: [&str; 10] = [
+pub const TARGETS: [&str; 11] = [
     "detect",
     "recursive",
     "markdown",
@@ -1246,7 +1253,108 @@ pub const TARGETS: [&str; 10] = [
     "pooling",
     "cleaning",
     "transcode",
+    "notes",
 ];
+
+/// The vault graph rules of one note body (`notes::edges`): targets are
+/// handles of distinct target texts; odd handles do not resolve.
+pub fn check_note_graph(text: &str) {
+    use fnb::notes::edges::{self, EdgeKind, Node, Scope, Status};
+    use fnb::notes::{plan, scan};
+    use std::collections::{HashMap, HashSet};
+
+    let st = scan::structure(text);
+    let raw = scan::links(&st, &["Possible connections".to_string()]);
+    let links: Vec<edges::NoteLink<'_>> = raw
+        .iter()
+        .filter_map(|r| edges::note_link(&edges::found(text, r)))
+        .collect();
+    let mut handles: HashMap<String, usize> = HashMap::new();
+    let mut targets = Vec::new();
+    for l in &links {
+        assert!(
+            l.start < l.end && l.end <= text.len(),
+            "link outside the body: {l:?}"
+        );
+        assert!(
+            !l.target.is_empty() && !edges::is_attachment(&l.target),
+            "{l:?}"
+        );
+        let n = handles.len();
+        targets.push(*handles.entry(l.target.to_string()).or_insert(n));
+    }
+    let limits = plan::Limits {
+        target_min: 8,
+        target_max: 16,
+        hard_max: 32,
+        min: 4,
+    };
+    let planned = plan::plan_text(text, limits, 4, Encoding::O200kBase.tokenizer());
+    let spans: Vec<(usize, usize)> = planned.iter().map(|p| (p.start, p.end)).collect();
+    let starts: Vec<usize> = links.iter().map(|l| l.start).collect();
+    let flags: Vec<bool> = links.iter().map(|l| l.in_suggestions).collect();
+    let mut asked_links = Vec::new();
+    let chunk_links = edges::chunk_links(&spans, &starts, &flags, |i| {
+        asked_links.push(i);
+        Ok::<_, std::convert::Infallible>(targets[i])
+    })
+    .unwrap_or_else(|e| match e {});
+    assert_eq!(
+        asked_links,
+        (0..links.len()).collect::<Vec<_>>(),
+        "every link once, in order"
+    );
+    let mut references: Vec<Vec<usize>> = Vec::new();
+    for (c, (start, end)) in chunk_links.iter().zip(&spans) {
+        let distinct: HashSet<usize> = c.wikilinks.iter().copied().collect();
+        assert_eq!(distinct.len(), c.wikilinks.len(), "wikilinks repeat");
+        for &(i, t) in &c.references {
+            assert!(*start <= links[i].start && links[i].start < *end);
+            assert!(!links[i].in_suggestions && t == targets[i] && distinct.contains(&t));
+        }
+        references.push(c.references.iter().map(|&(_, t)| t).collect());
+    }
+    let outside = links.iter().filter(|l| !l.in_suggestions).count();
+    assert_eq!(references.iter().map(Vec::len).sum::<usize>(), outside);
+    let mut asked = Vec::new();
+    let graph = edges::note_edges(
+        &references,
+        |t| {
+            asked.push(t);
+            Ok::<_, std::convert::Infallible>((t % 2 == 0).then_some(t))
+        },
+        true,
+    )
+    .unwrap_or_else(|e| match e {});
+    let distinct: HashSet<usize> = references.iter().flatten().copied().collect();
+    assert_eq!(asked.len(), distinct.len(), "one resolve per raw target");
+    let n = spans.len();
+    let count = |kind: EdgeKind, scope: Scope| {
+        graph
+            .iter()
+            .filter(|e| e.kind == kind && e.scope == scope)
+            .count()
+    };
+    assert_eq!(count(EdgeKind::BelongsTo, Scope::Chunk), n);
+    assert_eq!(count(EdgeKind::Prev, Scope::Chunk), n.saturating_sub(1));
+    assert_eq!(count(EdgeKind::Next, Scope::Chunk), n.saturating_sub(1));
+    assert_eq!(count(EdgeKind::References, Scope::Chunk), outside);
+    assert_eq!(count(EdgeKind::References, Scope::Note), distinct.len());
+    let resolved = distinct.iter().filter(|&&t| t % 2 == 0).count();
+    assert_eq!(count(EdgeKind::Backlink, Scope::Note), resolved);
+    for e in &graph {
+        match (e.kind, e.source, e.target) {
+            (EdgeKind::Prev, Node::Chunk(a), Node::Chunk(b)) => assert_eq!(a, b + 1),
+            (EdgeKind::Next, Node::Chunk(a), Node::Chunk(b)) => assert_eq!(a + 1, b),
+            (EdgeKind::References, _, Node::Target(t)) => {
+                assert_eq!(e.status == Status::Ok, t % 2 == 0, "{e:?}");
+            }
+            (EdgeKind::Backlink, Node::Target(t), Node::Note) => assert_eq!(t % 2, 0),
+            (EdgeKind::BelongsTo, Node::Chunk(_), Node::Note) => {}
+            _ => panic!("unexpected edge {e:?}"),
+        }
+    }
+}
 
 /// Pooling on the bytes: a dimension, a kind, eight scales, then floats.
 fn fuzz_pooling(data: &[u8]) {

@@ -25,12 +25,10 @@ __all__ = [
     "NoteLink",
     "RecursiveSplitter",
     "UnsupportedTextError",
+    "_Chunker",
     "_NotePlan",
     "__version__",
     "_char_class_bits",
-    "_chunk_records",
-    "_chunk_records_many",
-    "_chunk_semantic",
     "_html_text",
     "_notes_body",
     "_notes_chunk",
@@ -295,51 +293,43 @@ class Chunk:
     def __eq__(self, value: object, /) -> bool: ...
     def __reduce__(self) -> tuple[Any, ...]: ...
 
-def _chunk_records(
-    text: str,
-    strategy: str = "recursive",
-    chunk_size: int = 1000,
-    overlap: int = 0,
-    max_size: int | None = None,
-    unit: str | Callable[[str], int] | None = None,
-    encoding: str = "o200k_base",
-    context_headers: str | None = None,
-    doc_id: str | None = None,
-    separators: list[str] | None = None,
-    min_chunk_size: int | None = None,
-) -> tuple[list[Chunk], str]: ...
-def _chunk_records_many(
-    texts: list[str],
-    strategy: str = "recursive",
-    chunk_size: int = 1000,
-    overlap: int = 0,
-    max_size: int | None = None,
-    unit: str | Callable[[str], int] | None = None,
-    encoding: str = "o200k_base",
-    context_headers: str | None = None,
-    doc_ids: list[str | None] | None = None,
-    separators: list[str] | None = None,
-    min_chunk_size: int | None = None,
-) -> tuple[list[list[Chunk]], str]: ...
+@final
+class _Chunker:
+    """The options of ``chunk``, parsed once (``doc_id`` given per text)."""
+
+    def __new__(
+        cls,
+        strategy: str,
+        chunk_size: int,
+        overlap: int,
+        max_size: int | None,
+        unit: str | Callable[[str], int],
+        encoding: str,
+        context_headers: str | None,
+        separators: list[str] | None,
+        min_chunk_size: int | None = None,
+    ) -> _Chunker: ...
+    @property
+    def key(self) -> str: ...
+    def chunk(self, text: str, doc_id: str | None = None) -> list[Chunk]: ...
+    def chunk_many(
+        self, texts: list[str], doc_ids: list[str | None] | None = None
+    ) -> list[list[Chunk]]: ...
+    def chunk_semantic(
+        self,
+        text: str,
+        embeddings: npt.NDArray[np.float32] | npt.NDArray[np.float64],
+        threshold_type: str,
+        threshold: float | None,
+        merge_threshold: float | None,
+        doc_id: str | None = None,
+    ) -> tuple[list[Chunk], str]: ...
+
 def _relink_chunks(
     chunks: list[Chunk], key: str, doc_id: str | None = None, encoding: str = "o200k_base"
 ) -> list[Chunk]: ...
 def _html_text(html: str) -> str: ...
 def _sentence_spans(text: str) -> list[tuple[int, int]]: ...
-def _chunk_semantic(
-    text: str,
-    embeddings: npt.NDArray[np.float32] | npt.NDArray[np.float64],
-    threshold_type: str = "percentile",
-    threshold: float | None = None,
-    merge_threshold: float | None = None,
-    chunk_size: int = 1000,
-    overlap: int = 0,
-    max_size: int | None = None,
-    unit: str | Callable[[str], int] | None = None,
-    encoding: str = "o200k_base",
-    context_headers: str | None = None,
-    doc_id: str | None = None,
-) -> tuple[list[Chunk], str]: ...
 
 # Note vaults (fastnotebook.notes): offsets in code points.
 _LinkKind: TypeAlias = Literal["wikilink", "embed", "markdown"]

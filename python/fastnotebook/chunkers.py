@@ -165,8 +165,7 @@ def chunk(
         raise ValueError(
             "embed, threshold and merge_threshold are options of the semantic strategies"
         )
-    chunks, key = _core._chunk_records(
-        text,
+    chunker = _core._Chunker(
         strategy,
         chunk_size,
         overlap,
@@ -174,11 +173,11 @@ def chunk(
         unit,
         encoding,
         context_headers,
-        doc_id,
         None if separators is None else list(separators),
         min_chunk_size,
     )
-    return _post_process(chunks, post_processors, key, doc_id, encoding)
+    chunks = chunker.chunk(text, doc_id)
+    return _post_process(chunks, post_processors, chunker.key, doc_id, encoding)
 
 
 @functools.cache
@@ -251,8 +250,18 @@ def _semantic(
             f"embed returned an array of shape {matrix.shape} for {len(windows)} texts;"
             " expected (texts, dim)"
         )
-    return _core._chunk_semantic(
-        text, matrix, threshold_type, threshold, merge_threshold, **options
+    chunker = _core._Chunker(
+        "recursive",
+        options["chunk_size"],
+        options["overlap"],
+        options["max_size"],
+        options["unit"],
+        options["encoding"],
+        options["context_headers"],
+        None,
+    )
+    return chunker.chunk_semantic(
+        text, matrix, threshold_type, threshold, merge_threshold, options["doc_id"]
     )
 
 
@@ -285,8 +294,7 @@ def chunk_many(
             "the semantic strategies call a Python embedding function: use chunk() per text"
         )
     ids = None if doc_ids is None else list(doc_ids)
-    lists, key = _core._chunk_records_many(
-        list(texts),
+    chunker = _core._Chunker(
         strategy,
         chunk_size,
         overlap,
@@ -294,10 +302,11 @@ def chunk_many(
         unit,
         encoding,
         context_headers,
-        ids,
         None if separators is None else list(separators),
         min_chunk_size,
     )
+    lists = chunker.chunk_many(list(texts), ids)
+    key = chunker.key
     processors = list(post_processors)
     if not processors:
         return lists

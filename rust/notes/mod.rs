@@ -3,6 +3,7 @@
 //! hash normalisation). Byte offsets into `&str` throughout; every scan is
 //! linear in the length of the text and never panics on any input.
 
+pub mod edges;
 pub mod links;
 pub mod plan;
 pub mod scan;
@@ -21,6 +22,29 @@ pub fn frontmatter_end(raw: &str) -> usize {
     match raw.get(bom..).and_then(frontmatter::block) {
         Some((_, next)) => bom + next,
         None => 0,
+    }
+}
+
+/// How a body is normalised for its content hash (see [`normalise`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Normalisation {
+    /// Blank-line runs collapsed too.
+    Canonical,
+    /// Line ends and trailing blanks only.
+    Lines,
+}
+
+impl std::str::FromStr for Normalisation {
+    type Err = crate::error::Error;
+
+    fn from_str(name: &str) -> crate::error::Result<Self> {
+        match name {
+            "canonical" => Ok(Normalisation::Canonical),
+            "none" => Ok(Normalisation::Lines),
+            other => Err(crate::error::Error::InvalidArgument(format!(
+                "normalise must be 'canonical', 'none' or None, not {other:?}"
+            ))),
+        }
     }
 }
 

@@ -8,12 +8,14 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
-use super::text::{PyText, UnreadText, UnwrittenUnits, new_string, new_unwritten_string};
+use super::text::{
+    PyText, UnreadText, UnwrittenUnits, new_string, new_unwritten_string, piece_list,
+};
 use crate::batch;
 use crate::chunking::detect::{self, ContentType};
 use crate::chunking::html::HtmlHeaderSplitter;
 use crate::chunking::markdown::MarkdownHeaderSplitter;
-use crate::chunking::recursive::{CharLength, KeepSeparator, Piece, RecursiveSplitter};
+use crate::chunking::recursive::{CharLength, KeepSeparator, RecursiveSplitter};
 use crate::chunking::route::{self, Unit, UnitChunks, WidthChunks};
 use crate::chunking::{ChunkSizes, Chunks, Section, Source};
 use crate::error::Result;
@@ -435,14 +437,7 @@ impl PyRecursiveSplitter {
         units: &[T],
     ) -> PyResult<Bound<'py, PyList>> {
         let pieces = py.detach(|| self.inner.split(units, &CharLength));
-        let items = pieces
-            .iter()
-            .map(|piece| match piece {
-                Piece::Span(r) => new_string(py, &[&units[r.clone()]]),
-                Piece::Text(t) => new_string(py, &[t]),
-            })
-            .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, items)
+        piece_list(py, units, &pieces)
     }
 }
 

@@ -10,10 +10,10 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PySet, PyString, PyType};
 
-use super::text::{PyText, UnreadText, new_string};
+use super::text::{PyText, UnreadText, piece_list};
 use crate::chunking::markdown_syntax::MarkdownSyntaxSplitter;
 use crate::chunking::recursive::{CharLength, KeepSeparator, Piece, RecursiveSplitter};
-use crate::text::{CodeUnit, CodeUnits};
+use crate::text::CodeUnits;
 use crate::tokens::{Encoding, TokenLength};
 
 fn encoding_arg(name: &str) -> PyResult<Encoding> {
@@ -117,15 +117,15 @@ impl Split {
     fn into_list(self, py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
         match self {
             Split::Latin1(text, pieces) => match text.units() {
-                CodeUnits::Latin1(u) => unit_strings(py, u, &pieces),
+                CodeUnits::Latin1(u) => piece_list(py, u, &pieces),
                 _ => Err(units_changed()),
             },
             Split::Ucs2(text, pieces) => match text.units() {
-                CodeUnits::Ucs2(u) => unit_strings(py, u, &pieces),
+                CodeUnits::Ucs2(u) => piece_list(py, u, &pieces),
                 _ => Err(units_changed()),
             },
             Split::Ucs4(text, pieces) => match text.units() {
-                CodeUnits::Ucs4(u) => unit_strings(py, u, &pieces),
+                CodeUnits::Ucs4(u) => piece_list(py, u, &pieces),
                 _ => Err(units_changed()),
             },
             Split::Utf8(text, pieces) => {
@@ -151,22 +151,6 @@ impl Split {
 
 fn units_changed() -> PyErr {
     PyValueError::new_err("internal error: a string's code units changed width")
-}
-
-/// The strings of chunks of code units `units`.
-fn unit_strings<'py, T: CodeUnit>(
-    py: Python<'py>,
-    units: &[T],
-    pieces: &[Piece<Vec<T>>],
-) -> PyResult<Bound<'py, PyList>> {
-    let items = pieces
-        .iter()
-        .map(|piece| match piece {
-            Piece::Span(r) => new_string(py, &[&units[r.clone()]]),
-            Piece::Text(t) => new_string(py, &[t]),
-        })
-        .collect::<PyResult<Vec<_>>>()?;
-    PyList::new(py, items)
 }
 
 impl PyLangchainSplitter {

@@ -1,18 +1,22 @@
 //! The Python bindings: argument conversion, GIL release and error mapping.
 //! No algorithm lives here.
 
+mod args;
 mod cbor;
+mod chunk;
 mod chunking;
 mod cleaning;
 #[cfg(feature = "test-hooks")]
 mod hooks;
 mod langchain;
 mod notes;
+mod notes_graph;
 mod notes_records;
 mod pooling;
 mod records;
 mod text;
 mod tokens;
+mod values;
 mod vector_search;
 
 use pyo3::create_exception;
@@ -57,10 +61,12 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     #[cfg(feature = "test-hooks")]
     hooks::register(m)?;
     cbor::register(m)?;
+    chunk::register(m)?;
     chunking::register(m)?;
     cleaning::register(m)?;
     langchain::register(m)?;
     notes::register(m)?;
+    notes_graph::register(m)?;
     pooling::register(m)?;
     records::register(m)?;
     tokens::register(m)?;

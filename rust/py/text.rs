@@ -10,17 +10,19 @@
 
 use std::ops::Range;
 
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::PyString;
 use pyo3::types::string::PyStringData;
+use pyo3::types::{PyList, PyString};
 
+use crate::chunking::recursive::Piece;
 use crate::for_width;
 use crate::text::{
     CharOffsets, CodeUnit, CodeUnits, SurrogateMap, Surrogates, max_char, transcode,
 };
+use crate::tokens::Encoding;
 
 /// A Python string as Rust text.
 pub struct PyText {
@@ -248,6 +250,57 @@ fn units_in<T>(units: &[T], range: Range<usize>) -> PyResult<&[T]> {
     units
         .get(range)
         .ok_or_else(|| pyo3::exceptions::PySystemError::new_err("chunk outside its text"))
+}
+
+/// `text[range]` for a range of code points of a `str`.
+pub fn str_slice<'py>(
+    py: Python<'py>,
+    text: &Bound<'py, PyString>,
+    start: usize,
+    end: usize,
+) -> PyResult<Bound<'py, PyString>> {
+    // SAFETY: the object is immutable and alive while `text` is.
+    let data = unsafe { text.data()? };
+    for_width!(code_units(data), |units| {
+        let part = units
+            .get(start..end)
+            .ok_or_else(|| PyValueError::new_err("a range lies outside its text"))?;
+        new_string(py, &[part])
+    })
+}
+
+/// The strings of the pieces a splitter made of code units `units` (a
+/// span: a slice of `units`; a text: its own units).
+pub fn piece_list<'py, T: CodeUnit>(
+    py: Python<'py>,
+    units: &[T],
+    pieces: &[Piece<Vec<T>>],
+) -> PyResult<Bound<'py, PyList>> {
+    let items = pieces
+        .iter()
+        .map(|piece| match piece {
+            Piece::Span(r) => new_string(py, &[&units[r.clone()]]),
+            Piece::Text(t) => new_string(py, &[t]),
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
+/// Runs `work` with the GIL released, unless the text is short (`len`
+/// under `from`) and `encoding`'s vocabulary is loaded already: releasing
+/// and taking the GIL back would then cost more than the work.
+pub fn detach_unless_short<T: Send>(
+    py: Python<'_>,
+    len: usize,
+    from: usize,
+    encoding: Encoding,
+    work: impl FnOnce() -> T + Send,
+) -> T {
+    if len < from && encoding.loaded_tokenizer().is_some() {
+        work()
+    } else {
+        py.detach(work)
+    }
 }
 
 /// A new `str` holding the units of `pieces` one after the other, in the

@@ -5,7 +5,7 @@
 //! vocabulary loads on first use, with the GIL released; so is the work,
 //! except for short texts (under 1 KB).
 
-use super::text::{PyText, UnreadText};
+use super::text::{PyText, UnreadText, detach_unless_short};
 use crate::batch;
 use crate::text::Surrogates;
 use crate::tokens::Encoding;
@@ -22,12 +22,14 @@ const DETACH_FROM: usize = 1024;
 fn token_count(py: Python<'_>, text: PyText, encoding: &str) -> PyResult<usize> {
     let encoding: Encoding = encoding.parse()?;
     let text = text.for_tiktoken();
-    if text.len() < DETACH_FROM
-        && let Some(tokenizer) = encoding.loaded_tokenizer()
-    {
-        return Ok(tokenizer.count(&text));
-    }
-    Ok(py.detach(|| encoding.tokenizer().count(&text)))
+    let count = || encoding.tokenizer().count(&text);
+    Ok(detach_unless_short(
+        py,
+        text.len(),
+        DETACH_FROM,
+        encoding,
+        count,
+    ))
 }
 
 /// `token_count` of each text, on all cores.

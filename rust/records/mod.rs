@@ -107,16 +107,36 @@ pub enum ContextHeaders {
     Parent,
 }
 
-impl ContextHeaders {
-    pub fn from_name(name: Option<&str>) -> Result<Self> {
+impl std::str::FromStr for ContextHeaders {
+    type Err = Error;
+
+    fn from_str(name: &str) -> Result<Self> {
         match name {
-            None | Some("off") | Some("none") => Ok(ContextHeaders::Off),
-            Some("breadcrumb") => Ok(ContextHeaders::Breadcrumb),
-            Some("full") => Ok(ContextHeaders::Full),
-            Some("parent") => Ok(ContextHeaders::Parent),
-            Some(other) => Err(Error::InvalidArgument(format!(
+            "off" | "none" => Ok(ContextHeaders::Off),
+            "breadcrumb" => Ok(ContextHeaders::Breadcrumb),
+            "full" => Ok(ContextHeaders::Full),
+            "parent" => Ok(ContextHeaders::Parent),
+            other => Err(Error::InvalidArgument(format!(
                 "context_headers must be None, 'breadcrumb', 'full' or 'parent', got {other:?}"
             ))),
+        }
+    }
+}
+
+impl ContextHeaders {
+    /// The headers of a name (`None`: off).
+    pub fn from_name(name: Option<&str>) -> Result<Self> {
+        name.map_or(Ok(ContextHeaders::Off), str::parse)
+    }
+
+    /// The `embed_text` of a chunk whose text changes from `old_text` to
+    /// `new_text`: the context header of `old_embed` (when it is a header,
+    /// the separator and `old_text`) before the new text; `None` when there
+    /// was no header (`embed_text` is then the text itself).
+    pub fn reheaded(old_embed: &str, old_text: &str, new_text: &str) -> Option<String> {
+        match old_embed.strip_suffix(old_text) {
+            Some(header) if !header.is_empty() => Some(format!("{header}{new_text}")),
+            _ => None,
         }
     }
 
@@ -166,6 +186,33 @@ pub enum Strategy {
     },
 }
 
+/// The strategies a name gives (the semantic ones take embeddings and are
+/// made by [`chunk_semantic`]'s caller).
+pub const STRATEGIES: [&str; 6] = ["recursive", "token", "markdown", "sentence", "json", "html"];
+
+impl std::str::FromStr for Strategy {
+    type Err = Error;
+
+    /// A strategy by name, with its default options (`recursive`: the
+    /// default separators).
+    fn from_str(name: &str) -> Result<Self> {
+        match name {
+            "recursive" => Ok(Strategy::Recursive {
+                separators: Vec::new(),
+            }),
+            "token" => Ok(Strategy::Token),
+            "markdown" => Ok(Strategy::Markdown),
+            "sentence" => Ok(Strategy::Sentence),
+            "json" => Ok(Strategy::Json),
+            "html" => Ok(Strategy::Html),
+            other => Err(Error::InvalidArgument(format!(
+                "unknown strategy {other:?}; choose one of {}",
+                STRATEGIES.join(", ")
+            ))),
+        }
+    }
+}
+
 impl Strategy {
     pub fn name(&self) -> &'static str {
         match self {
@@ -191,6 +238,20 @@ pub enum UnitName {
     Tokens,
     /// A caller's function.
     Custom,
+}
+
+impl std::str::FromStr for UnitName {
+    type Err = Error;
+
+    fn from_str(name: &str) -> Result<Self> {
+        match name {
+            "chars" => Ok(UnitName::Chars),
+            "tokens" => Ok(UnitName::Tokens),
+            other => Err(Error::InvalidArgument(format!(
+                "unit must be 'chars', 'tokens' or a callable, got {other:?}"
+            ))),
+        }
+    }
 }
 
 /// Every option of a call.
@@ -292,6 +353,9 @@ pub struct Record {
     /// [`chunk`]).
     pub token_count: Option<usize>,
     pub id: String,
+    /// The indices of the previous and next record (see [`link`]).
+    pub prev: Option<usize>,
+    pub next: Option<usize>,
     /// The context header (empty: `embed_text` is the text).
     pub header: String,
 }
@@ -343,6 +407,44 @@ where
         records: finish(source, split, options, length, tokens),
         text: None,
     })
+}
+
+/// [`chunk`] in a built-in unit (characters, or tokens of the options'
+/// encoding; not [`UnitName::Custom`]), each chunk's `token_count` counted
+/// when the unit is tokens. `surrogates`: where the source's lone
+/// surrogates were mapped, if it had any (tokens are counted as tiktoken
+/// counts the original text).
+pub fn chunk_builtin(
+    source: &str,
+    surrogates: Option<crate::text::SurrogateMap>,
+    options: &Options,
+) -> Result<Chunked> {
+    use crate::tokens::TokenLength;
+    use counts::{SourceTokens, SpanTokens};
+
+    let tokenizer = options.encoding.tokenizer();
+    let tokens = TokenLength::new(tokenizer, surrogates);
+    match options.unit {
+        // One counting pass gives the count of every span of the source
+        // (`counts`): the strategies measure blocks, packs and chunks again
+        // and again. The `token` strategy keeps its own table; `html` chunks
+        // another text and `json` measures the JSON texts it writes (no span
+        // of the source: the pass would be extra); lone surrogates need
+        // repair.
+        UnitName::Tokens
+            if surrogates.is_none()
+                && !matches!(
+                    options.strategy,
+                    Strategy::Token | Strategy::Html | Strategy::Json
+                ) =>
+        {
+            let spans = SpanTokens::new(tokens, Some(SourceTokens::new(tokenizer, source)));
+            chunk(source, options, &spans, Some(&spans))
+        }
+        // Counted while splitting anyway: the counts come almost free.
+        UnitName::Tokens => chunk(source, options, &tokens, Some(&tokens)),
+        _ => chunk(source, options, &CharLength, None::<&TokenLength>),
+    }
 }
 
 /// [`chunk`] with the `Semantic` strategy, given the embeddings of the
@@ -713,6 +815,28 @@ pub fn chunk_id(doc_id: Option<&str>, key: &str, start: usize, end: usize, text:
     }
 }
 
+/// A chunk's id and its neighbours (indices into the same list).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Linked {
+    pub id: String,
+    pub prev: Option<usize>,
+    pub next: Option<usize>,
+}
+
+/// The ids of `n` chunks in order (`id(k)`: the id of chunk `k`) with each
+/// one's previous and next chunk: the one place where chunk ids and
+/// prev/next links are made, for every strategy's records, for records
+/// linked again after post-processing and for a note's chunks.
+pub fn link(n: usize, mut id: impl FnMut(usize) -> String) -> Vec<Linked> {
+    (0..n)
+        .map(|k| Linked {
+            id: id(k),
+            prev: k.checked_sub(1),
+            next: (k + 1 < n).then_some(k + 1),
+        })
+        .collect()
+}
+
 fn records<T: LengthFunction<str>>(
     source: &str,
     chunks: Vec<Raw>,
@@ -722,7 +846,7 @@ fn records<T: LengthFunction<str>>(
     let key = options.id_key();
     let mut starts = Cursor::new(source);
     let mut ends = Cursor::new(source);
-    chunks
+    let mut records: Vec<Record> = chunks
         .into_iter()
         .map(|c| {
             let (start, start_newlines) = starts.at(c.range.start);
@@ -745,7 +869,6 @@ fn records<T: LengthFunction<str>>(
                 }
                 _ => tokens.map(|t| t.length(text)),
             };
-            let id = chunk_id(options.doc_id.as_deref(), &key, start, end, text);
             let header = options.context_headers.header(&c.headings);
             Record {
                 range: c.range,
@@ -758,11 +881,29 @@ fn records<T: LengthFunction<str>>(
                 text: c.text,
                 char_count,
                 token_count,
-                id,
+                id: String::new(),
+                prev: None,
+                next: None,
                 header,
             }
         })
-        .collect()
+        .collect();
+    let linked = link(records.len(), |k| {
+        let r = &records[k];
+        chunk_id(
+            options.doc_id.as_deref(),
+            &key,
+            r.start,
+            r.end,
+            r.text(source),
+        )
+    });
+    for (r, l) in records.iter_mut().zip(linked) {
+        r.id = l.id;
+        r.prev = l.prev;
+        r.next = l.next;
+    }
+    records
 }
 
 #[cfg(test)]

@@ -34,6 +34,59 @@ pub enum Threshold {
     Absolute(f64),
 }
 
+/// How a threshold is given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThresholdType {
+    Percentile,
+    Std,
+    Absolute,
+}
+
+impl std::str::FromStr for ThresholdType {
+    type Err = crate::error::Error;
+
+    fn from_str(name: &str) -> crate::error::Result<Self> {
+        match name {
+            "percentile" => Ok(ThresholdType::Percentile),
+            "std" => Ok(ThresholdType::Std),
+            "absolute" => Ok(ThresholdType::Absolute),
+            other => Err(crate::error::Error::InvalidArgument(format!(
+                "threshold_type must be 'percentile', 'std' or 'absolute', got {other:?}"
+            ))),
+        }
+    }
+}
+
+impl Threshold {
+    /// A threshold of a type and an amount (`None`: the type's default,
+    /// 95th percentile, 3 standard deviations or 0.5); the amount must be
+    /// finite, a percentile within 0-100.
+    pub fn new(kind: ThresholdType, amount: Option<f64>) -> crate::error::Result<Self> {
+        let finite = |x: f64| {
+            if x.is_finite() {
+                Ok(x)
+            } else {
+                Err(crate::error::Error::InvalidArgument(format!(
+                    "threshold must be finite, got {x}"
+                )))
+            }
+        };
+        match kind {
+            ThresholdType::Percentile => {
+                let p = finite(amount.unwrap_or(95.0))?;
+                if !(0.0..=100.0).contains(&p) {
+                    return Err(crate::error::Error::InvalidArgument(format!(
+                        "a percentile threshold is within 0-100, got {p}"
+                    )));
+                }
+                Ok(Threshold::Percentile(p))
+            }
+            ThresholdType::Std => Ok(Threshold::StdDev(finite(amount.unwrap_or(3.0))?)),
+            ThresholdType::Absolute => Ok(Threshold::Absolute(finite(amount.unwrap_or(0.5))?)),
+        }
+    }
+}
+
 /// The embeddings: `rows` vectors of `dim` values, row-major.
 pub struct Embeddings<'a, T> {
     pub data: &'a [T],
