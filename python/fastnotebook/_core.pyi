@@ -42,6 +42,7 @@ __all__ = [
     "_panic_for_tests",
     "_relink_chunks",
     "_sentence_spans",
+    "_tiktoken_ranks",
     "_token_char_classes",
     "chunk_text",
     "chunk_texts",
