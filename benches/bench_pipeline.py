@@ -299,10 +299,9 @@ async def run_floor(corpus: Path, data_dir: Path, group_rows: int = 128) -> dict
 
 async def run_open_notebook(corpus: Path, data_dir: Path, src: Path) -> dict[str, Any]:
     """``embed`` on a database made by Open Notebook's own migrations."""
-    from fastnotebook.app.database import Database, DatabaseSettings
+    from fastnotebook.app.database import Database, DatabaseSettings, open_notebook_db
     from fastnotebook.app.pipeline import EmbedOptions
     from fastnotebook.app.pipeline.stages import embed
-    from fastnotebook.bench import open_notebook_db
 
     groups = _timed_groups()
     settings = DatabaseSettings(DatabaseSettings.embedded_url(data_dir), auto_migrate=False)

@@ -10,9 +10,8 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from fastnotebook.ai import model_manager
-from fastnotebook.app.database import Database, DatabaseSettings, open_database
+from fastnotebook.app.database import Database, DatabaseSettings, open_database, open_notebook_db
 from fastnotebook.app.pipeline import EmbedOptions, embed, fake_model
-from fastnotebook.bench import open_notebook_db
 from fastnotebook.chunking import chunk_texts
 from helpers.open_notebook import open_notebook_src
 
