@@ -10,7 +10,8 @@ configuration and the environment it reads.
 - a configuration set in code (``set_chunking_config``) wins over both.
 
 The environment is read at import and again by ``set_chunking_config(None)``.
-``effective_sizes`` gives ``_core``'s size arguments for a call; the drop-in
+``effective_sizes`` gives ``_core``'s size arguments for a call (``CHARS_ARGS``:
+those of the default sizing in characters, computed once); the drop-in
 modules (``fastnotebook.chunking``, ``fastnotebook.open_notebook.chunking``)
 use these rules and re-export the public ones.
 """

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fastnotebook.__main__ import main
-from fastnotebook.bench import corpus, runner
+from fastnotebook.bench import corpus, timing
 from fastnotebook.bench.langchain import bench_langchain, langchain_rows
 
 HTML = "<html><body><h1>T</h1>" + "<p>Some words here. " * 100 + "</p><h2>B</h2><p>x</p></body>"
@@ -19,7 +19,7 @@ PLAIN = "Plain words in sentences.\n\n" * 200
 
 @pytest.fixture(autouse=True)
 def _setup(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner, "MIN_TIMING_SECONDS", 0.0)
+    monkeypatch.setattr(timing, "MIN_TIMING_SECONDS", 0.0)
 
 
 def _corpus(folder: Path) -> Path:

@@ -263,7 +263,7 @@ def test_min_chunk_size() -> None:
     # Without a minimum only the headings alone join their text: the last
     # words of the paragraph under them are a small chunk.
     assert not {"## Install", "## Use"} & {c.text for c in kept}
-    assert kept[-1].text.endswith(" it.") and kept[-1].token_count < 40
+    assert kept[-1].text.endswith("it.") and kept[-1].token_count < 40
     larger = chunk(text, "markdown", chunk_size=400, unit="tokens", min_chunk_size=120)
     check_records(text, larger, max_size=400, length=token_count)
     assert [c.text for c in larger if c.token_count < 120] == [INTRO]

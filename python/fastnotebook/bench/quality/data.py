@@ -112,7 +112,7 @@ def load_chroma(path: str | os.PathLike[str] | None = None) -> Dataset:
 
 def load_corpus(folder: str | os.PathLike[str], questions: str | os.PathLike[str]) -> Dataset:
     """A folder of text files and its questions (see the module's docstring)."""
-    from fastnotebook.app.textcheck import BinaryFileError, read_text_file
+    from fastnotebook.textcheck import BinaryFileError, read_text_file
 
     root = Path(folder)
     if not root.is_dir():
