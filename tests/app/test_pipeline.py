@@ -24,6 +24,7 @@ from fastnotebook.app.database import (
     RecordID,
     repo_create,
     vector_dimension,
+    vector_indexes_defined,
 )
 from fastnotebook.app.domain import Note, Source, vector_search
 from fastnotebook.app.pipeline import EmbedOptions, embed, fake_model, ingest, stages
@@ -226,6 +227,45 @@ async def test_ingest_looks_up_known_sources_once_per_run(
 
 
 # --- embed --------------------------------------------------------------------
+
+
+async def _hnsw_indexes(db: Database) -> set[str]:
+    found: set[str] = set()
+    for name_ in ("source_embedding", "source_insight", "note"):
+        info = await db.query(f"INFO FOR TABLE {name_};")
+        found |= {name for name in (info or {}).get("indexes", {}) if name.endswith("_hnsw")}
+    return found
+
+
+async def test_embed_defines_no_vector_index_unless_asked(
+    db: Database, tmp_path: Path, fake: None
+) -> None:
+    """The HNSW indexes cost many times the write (docs/SCALING.md): a plain
+    run records the dimension only, and exact search answers; --vector-index
+    defines them, on a store already up to date too, and later plain runs
+    keep them current."""
+    write_corpus(tmp_path / "corpus")
+    await ingest([tmp_path / "corpus"], db)
+    await embed(EmbedOptions(), db)
+    assert await vector_dimension(db) == 32
+    assert not await vector_indexes_defined(db) and await _hnsw_indexes(db) == set()
+    [probe] = await db.query("SELECT VALUE embedding FROM source_embedding LIMIT 1;")
+    exact = await vector_search(probe, 3, mode="exact")
+    assert exact and exact[0]["similarity"] == pytest.approx(1.0, abs=1e-6)
+
+    report = await embed(EmbedOptions(vector_index=True), db)
+    assert report.embedded == 0
+    assert await vector_indexes_defined(db)
+    assert await _hnsw_indexes(db) == {
+        "source_embedding_embedding_hnsw",
+        "source_insight_embedding_hnsw",
+        "note_embedding_hnsw",
+    }
+    (tmp_path / "corpus" / "new.md").write_text("# New\n\n" + paragraph("later", 2))
+    await ingest([tmp_path / "corpus"], db)
+    await embed(EmbedOptions(), db)
+    ann = await vector_search(probe, 3, mode="ann")
+    assert [h["id"] for h in ann][:1] == [h["id"] for h in exact][:1]
 
 
 async def test_embed_is_incremental(db: Database, tmp_path: Path, fake: None) -> None:

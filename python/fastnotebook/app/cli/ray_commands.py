@@ -121,7 +121,12 @@ def cmd_embed_ray(args: argparse.Namespace, kinds: tuple[Kind, ...]) -> int:
             "go to the database",
             code=2,
         )
-    options = EmbedOptions(kinds=kinds, rebuild=args.rebuild, batch_size=args.batch_size)
+    options = EmbedOptions(
+        kinds=kinds,
+        rebuild=args.rebuild,
+        batch_size=args.batch_size,
+        vector_index=args.vector_index,
+    )
 
     async def work(db: object) -> int:
         report = await embed_ray(options, ray_options, progress=not args.quiet)

@@ -39,8 +39,10 @@ from fastnotebook.app.database.schema import (
     ensure_search_indexes,
     ensure_vector_indexes,
     migrate,
+    record_vector_dimension,
     schema_version,
     vector_dimension,
+    vector_indexes_defined,
 )
 from fastnotebook.app.database.settings import DatabaseSettings, default_data_dir
 from fastnotebook.app.database.vectors import replace_source_chunks, set_embeddings
@@ -61,6 +63,7 @@ __all__ = [
     "parse_record_ids",
     "query_isolated",
     "record_id_string",
+    "record_vector_dimension",
     "replace_source_chunks",
     "repo_create",
     "repo_delete",
@@ -74,5 +77,6 @@ __all__ = [
     "set_database",
     "set_embeddings",
     "vector_dimension",
+    "vector_indexes_defined",
     "with_table_prefix",
 ]

@@ -10,7 +10,9 @@ an Open Notebook database as well as on fastnotebook's own.
   version bump, so a failed migration leaves the previous version intact.
 - Vector (HNSW) indexes need a fixed dimension in SurrealDB 2.3, and the
   dimension depends on the embedding model, so they are defined by
-  ``ensure_vector_indexes(dimension, db)`` the first time vectors are written.
+  ``ensure_vector_indexes(dimension, db)`` when a writer asks for them; the
+  bulk pipeline records the dimension only (``record_vector_dimension``) and
+  leaves search to the core's exact search unless told otherwise.
 - Full-text (BM25) indexes cost about a millisecond for every distinct term a
   write adds, so they are optional (``DatabaseSettings.full_text_search``) and
   defined by ``ensure_search_indexes``.
@@ -39,8 +41,10 @@ __all__ = [
     "ensure_search_indexes",
     "ensure_vector_indexes",
     "migrate",
+    "record_vector_dimension",
     "schema_version",
     "vector_dimension",
+    "vector_indexes_defined",
 ]
 
 META = "fastnotebook_meta"
@@ -248,27 +252,61 @@ async def ensure_search_indexes(db: Database) -> None:
 
 
 async def vector_dimension(db: Database) -> int | None:
-    """The dimension of the vector indexes, or None before any are defined."""
+    """The dimension of the stored vectors (recorded with or without
+    indexes), or None before any are written."""
     dimension = await db.query(f"RETURN (SELECT VALUE dimension FROM ONLY {META}:vectors);")
     return None if dimension is None else int(dimension)
+
+
+async def vector_indexes_defined(db: Database) -> bool:
+    """Whether the HNSW indexes are defined (a dimension recorded before
+    ``indexed`` existed came with its indexes)."""
+    row = await db.query(f"SELECT dimension, indexed FROM ONLY {META}:vectors;")
+    return (
+        isinstance(row, dict)
+        and row.get("dimension") is not None
+        and row.get("indexed") is not False
+    )
+
+
+def _check_dimension(dimension: int, existing: int | None) -> None:
+    if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
+        raise InvalidInputError(f"invalid embedding dimension {dimension!r}")
+    if existing is not None and existing != dimension:
+        raise InvalidInputError(
+            f"the stored vectors have dimension {existing}, not {dimension}: "
+            "embeddings of different models cannot be mixed"
+        )
+
+
+async def record_vector_dimension(dimension: int, db: Database) -> None:
+    """Record the dimension of the vectors about to be written, without
+    defining indexes (``ensure_vector_indexes`` may follow at any time).
+    ``InvalidInputError`` if another dimension is recorded."""
+    existing = await vector_dimension(db)
+    _check_dimension(dimension, existing)
+    if existing is None:
+        await db.query(
+            f"UPSERT {META}:vectors SET dimension = $dimension, indexed = false RETURN NONE;",
+            {"dimension": dimension},
+        )
 
 
 async def ensure_vector_indexes(dimension: int, db: Database) -> None:
     """Define HNSW (cosine) indexes of ``dimension`` on every vector field, once.
 
-    Raises ``InvalidInputError`` if the indexes exist with another dimension:
-    vectors of two models cannot share an index (re-embed everything instead).
+    Building them costs about as much after a load as during it (each vector
+    joins the graph either way), about 10 ms a vector at a few thousand on
+    the embedded engine, many times the write itself: docs/SCALING.md.
+
+    Raises ``InvalidInputError`` if the stored vectors have another
+    dimension: vectors of two models cannot share an index (re-embed
+    everything instead).
     """
-    if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
-        raise InvalidInputError(f"invalid embedding dimension {dimension!r}")
     existing = await vector_dimension(db)
-    if existing == dimension:
+    _check_dimension(dimension, existing)
+    if existing == dimension and await vector_indexes_defined(db):
         return
-    if existing is not None:
-        raise InvalidInputError(
-            f"the database's vector indexes have dimension {existing}, not {dimension}: "
-            "embeddings of different models cannot be mixed"
-        )
     indexes = "\n".join(
         f"DEFINE INDEX IF NOT EXISTS {table}_embedding_hnsw ON TABLE {table} FIELDS embedding "
         f"HNSW DIMENSION {dimension} DIST COSINE;"
@@ -276,7 +314,8 @@ async def ensure_vector_indexes(dimension: int, db: Database) -> None:
     )
     await db.query_all(
         f"BEGIN TRANSACTION;\n{indexes}\n"
-        f"UPSERT {META}:vectors SET dimension = $dimension RETURN NONE;\nCOMMIT TRANSACTION;",
+        f"UPSERT {META}:vectors SET dimension = $dimension, indexed = true RETURN NONE;\n"
+        "COMMIT TRANSACTION;",
         {"dimension": dimension},
     )
     logger.info("Defined {}-dimension vector indexes", dimension)

@@ -49,7 +49,6 @@ from fastnotebook.ai import model_manager
 from fastnotebook.app.database import (
     Database,
     RecordID,
-    ensure_vector_indexes,
     get_database,
     query_isolated,
 )
@@ -75,11 +74,7 @@ from fastnotebook.app.pipeline.state import (
     epochs,
     plan,
 )
-from fastnotebook.app.pipeline.vector_index import (
-    ensure_vector_dimension,
-    mixed_dimensions,
-    other_dimensions,
-)
+from fastnotebook.app.pipeline.vector_index import RunVectors, mixed_dimensions
 from fastnotebook.app.pipeline.writer import Finished, write_group
 from fastnotebook.chunking import ContentType, chunk_texts, get_chunking_config
 from fastnotebook.errors import DatabaseOperationError
@@ -103,10 +98,12 @@ class EmbedOptions:
     timeout: float | None = None  # seconds per HTTP request; None: the provider's
     retries: int = 8  # retries of a throttled, 5xx, dropped or malformed call
     backoff: float = 1.0  # first wait before such a retry without Retry-After
-    # Define the HNSW indexes the first time vectors are written (kept live
-    # during the load); False leaves the vectors unindexed, for a bulk load
-    # whose search is exact or whose index is built afterwards.
-    vector_index: bool = True
+    # Define the HNSW indexes (for `search --ann`) and keep them live. Off by
+    # default: they cost about 10 ms a vector to build, during the load or
+    # after it alike, many times the write itself, and the core's exact
+    # search answers without them (docs/SCALING.md). Indexes an earlier run
+    # defined stay, and stay current.
+    vector_index: bool = False
 
     def __post_init__(self) -> None:
         if self.concurrency < 0:
@@ -251,8 +248,8 @@ class _Run:
         self.report, self.clock, self.progress, self.stop = report, report.clock, progress, stop
         self.provider = provider
         self.batch_size = options.batch_size or embedding.EMBEDDING_BATCH_SIZE
-        self.dimension: int | None = None
-        self.index_deferred = False
+        refuse = None if set(options.kinds) == set(KINDS) else mixed_dimensions
+        self.vectors = RunVectors(db, refuse, options.vector_index)
 
     # --- stages -------------------------------------------------------------
 
@@ -489,24 +486,11 @@ class _Run:
             work.path,
         )
 
-    async def _ensure_dimension(self, dimension: int) -> None:
-        """Vector indexes for ``dimension`` before the first vectors are
-        written; if the stored vectors have another dimension (the model
-        changed), the indexes go and are rebuilt once every vector is new."""
-        if self.dimension == dimension:
-            return
-        self.dimension = dimension
-        with self.clock.measure("index"):
-            refuse = None if set(self.options.kinds) == set(KINDS) else mixed_dimensions
-            if not await ensure_vector_dimension(self.db, dimension, refuse):
-                self.index_deferred = True
-            elif self.options.vector_index:
-                await ensure_vector_indexes(dimension, self.db)
-
     async def _write(self, group: list[Finished]) -> None:
         width = next((len(item.vectors[0]) for item in group if item.vectors), None)
         if width is not None:
-            await self._ensure_dimension(width)
+            with self.clock.measure("index"):
+                await self.vectors.before_write(width)
         faults.checkpoint("writing")
         try:
             with self.clock.measure("write"):
@@ -535,17 +519,10 @@ class _Run:
         self._failed(item.kind, item.id, item.path, message)
 
     async def finalize(self) -> None:
-        """Define the vector indexes that had to wait for the last old vector."""
-        if not self.index_deferred or self.dimension is None or not self.options.vector_index:
-            return
-        if await other_dimensions(self.db, self.dimension):
-            logger.warning(
-                "Vector indexes not rebuilt yet: some records still hold vectors of the "
-                "previous model; run embed again"
-            )
-            return
+        """Record the dimension, or define the indexes, where that had to wait
+        for the last vector of the previous model or for the end of the run."""
         with self.clock.measure("index"):
-            await ensure_vector_indexes(self.dimension, self.db)
+            await self.vectors.finish()
 
 
 def _cancel_all_on_error(tasks: list[asyncio.Task[None]]) -> None:

@@ -12,11 +12,12 @@ from fastnotebook.app.database import (
     Database,
     drop_vector_indexes,
     ensure_vector_indexes,
+    record_vector_dimension,
     vector_dimension,
 )
 from fastnotebook.errors import ConfigurationError
 
-__all__ = ["ensure_vector_dimension", "mixed_dimensions", "other_dimensions"]
+__all__ = ["RunVectors", "ensure_vector_dimension", "mixed_dimensions", "other_dimensions"]
 
 #: Turns (the stored dimension, the model's) into the error to raise.
 Refusal = Callable[[int, int], Exception]
@@ -45,18 +46,22 @@ async def other_dimensions(db: Database, dimension: int) -> bool:
 
 
 async def ensure_vector_dimension(
-    db: Database, dimension: int, refuse: Refusal | None = None
+    db: Database, dimension: int, refuse: Refusal | None = None, index: bool = True
 ) -> bool:
-    """Vector indexes for ``dimension`` before vectors of that dimension are
-    written. If the stored indexes have another dimension (the model changed),
-    ``refuse`` gives the error to raise; without it the indexes go, to be
-    defined again once no vector of another dimension is left.
+    """Prepare the store for vectors of ``dimension`` before they are
+    written: record the dimension and, with ``index``, define the vector
+    indexes (indexes already defined for it stay, and stay current). If the
+    stored vectors have another dimension (the model changed), ``refuse``
+    gives the error to raise; without it the indexes go, to be defined again
+    once no vector of another dimension is left.
 
-    Returns whether the indexes of ``dimension`` are defined; False: they wait
-    for the last vector of another dimension to be replaced (call again, or
+    Returns whether the dimension is recorded; False: it waits for the last
+    vector of another dimension to be replaced (call again, or
     ``ensure_vector_indexes``, when the run is over)."""
     existing = await vector_dimension(db)
     if existing == dimension:
+        if index:
+            await ensure_vector_indexes(dimension, db)
         return True
     if existing is not None:
         if refuse is not None:
@@ -70,5 +75,53 @@ async def ensure_vector_dimension(
         await drop_vector_indexes(db)
     if await other_dimensions(db, dimension):
         return False
-    await ensure_vector_indexes(dimension, db)
+    if index:
+        await ensure_vector_indexes(dimension, db)
+    else:
+        await record_vector_dimension(dimension, db)
     return True
+
+
+class RunVectors:
+    """One embed run's side of the vector dimension and indexes, the same
+    for the local pipeline and the Ray engine: ``before_write`` with each
+    group's dimension, ``finish`` once every group is written.
+
+    With ``index`` the HNSW indexes are defined before the first vector (and
+    at the end of a run that wrote none, so that an up-to-date store gains
+    them); without it only the dimension is recorded and search is the
+    core's exact search. The indexes cost about 10 ms a vector to build on
+    the embedded engine, whether during or after the load (docs/SCALING.md).
+    """
+
+    def __init__(self, db: Database, refuse: Refusal | None, index: bool) -> None:
+        self.db, self.refuse, self.index = db, refuse, index
+        self.dimension: int | None = None
+        self.deferred = False
+
+    async def before_write(self, dimension: int) -> None:
+        if self.dimension == dimension:
+            return
+        self.dimension = dimension
+        self.deferred = not await ensure_vector_dimension(
+            self.db, dimension, self.refuse, self.index
+        )
+
+    async def finish(self) -> None:
+        """Record the dimension (and define the indexes if asked) if that had
+        to wait for the last vector of the previous model."""
+        dimension = self.dimension
+        if dimension is None:
+            if self.index and (dimension := await vector_dimension(self.db)) is not None:
+                await ensure_vector_indexes(dimension, self.db)
+            return
+        if not self.deferred:
+            return
+        if await other_dimensions(self.db, dimension):
+            logger.warning(
+                "Vector dimension not recorded yet: some records still hold vectors of the "
+                "previous model; run embed again"
+            )
+            return
+        await ensure_vector_dimension(self.db, dimension, self.refuse, self.index)
+        self.deferred = False

@@ -13,11 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fastnotebook import embedding
-from fastnotebook.app.database import (
-    Database,
-    ensure_vector_indexes,
-    query_isolated,
-)
+from fastnotebook.app.database import Database, query_isolated
 from fastnotebook.app.pipeline.progress import Progress
 from fastnotebook.app.pipeline.ray_engine.cluster import (
     RayOptions,
@@ -40,11 +36,7 @@ from fastnotebook.app.pipeline.state import (
     Kind,
     Settings,
 )
-from fastnotebook.app.pipeline.vector_index import (
-    ensure_vector_dimension,
-    mixed_dimensions,
-    other_dimensions,
-)
+from fastnotebook.app.pipeline.vector_index import RunVectors, mixed_dimensions
 from fastnotebook.app.pipeline.writer import Finished, write_group
 from fastnotebook.errors import DatabaseOperationError
 
@@ -74,12 +66,13 @@ class _DatabaseSink:
         write_rows: int,
         kinds: tuple[Kind, ...],
         progress: Progress,
+        vector_index: bool,
     ) -> None:
         self.db, self.settings, self.epochs, self.report = db, settings, epochs, report
         self.write_rows, self.kinds, self.progress = write_rows, kinds, progress
         self.waiting: dict[str, list[Finished]] = {}
-        self.dimension: int | None = None
-        self.index_deferred = False
+        refuse = None if set(kinds) == set(KINDS) else mixed_dimensions
+        self.vectors = RunVectors(db, refuse, vector_index)
 
     async def add(self, item: Item, rows: list[dict[str, Any]]) -> None:
         errors = [r["error"] for r in rows if r["error"]]
@@ -115,7 +108,8 @@ class _DatabaseSink:
     async def _write(self, group: list[Finished]) -> None:
         width = next((len(item.vectors[0]) for item in group if item.vectors), None)
         if width is not None:
-            await self._ensure_dimension(width)
+            with self.report.clock.measure("index"):
+                await self.vectors.before_write(width)
         try:
             with self.report.clock.measure("write"):
                 await write_group(self.db, group, self.settings)
@@ -138,23 +132,10 @@ class _DatabaseSink:
             nbytes=sum(i.size for i in group),
         )
 
-    async def _ensure_dimension(self, dimension: int) -> None:
-        if self.dimension == dimension:
-            return
-        self.dimension = dimension
-        with self.report.clock.measure("index"):
-            refuse = None if set(self.kinds) == set(KINDS) else mixed_dimensions
-            if not await ensure_vector_dimension(self.db, dimension, refuse):
-                self.index_deferred = True
-
     async def finalize(self) -> None:
-        """Define the vector indexes that had to wait for the last old vector."""
-        if (
-            self.index_deferred
-            and self.dimension is not None
-            and not await other_dimensions(self.db, self.dimension)
-        ):
-            await ensure_vector_indexes(self.dimension, self.db)
+        """Record the dimension, or define the indexes, where that had to wait
+        for the last vector of the previous model or for the end of the run."""
+        await self.vectors.finish()
 
 
 def _blocks(
@@ -232,7 +213,16 @@ async def embed_ray(
     db, settings, report, current, due, bar, started = await start_run(
         options, db, progress, stream
     )
-    sink = _DatabaseSink(db, settings, current, report, ray_options.write_rows, options.kinds, bar)
+    sink = _DatabaseSink(
+        db,
+        settings,
+        current,
+        report,
+        ray_options.write_rows,
+        options.kinds,
+        bar,
+        options.vector_index,
+    )
     try:
         if due.items:
             import ray.data
