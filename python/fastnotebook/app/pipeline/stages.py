@@ -446,7 +446,7 @@ class _Run:
         threshold = self.options.stage_batches * self.batch_size
         large: list[_Work] = []
         for work in batch:
-            leftover = str(work.item.id) in self.leftover
+            leftover = bool(self.leftover) and str(work.item.id) in self.leftover
             if self.options.stage_batches and len(work.chunks) > threshold:
                 epoch = self.epochs[work.item.kind]
                 work.key = staging.staging_key(work.content_hash, self.settings, epoch)
