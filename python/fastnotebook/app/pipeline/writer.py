@@ -6,7 +6,10 @@ pooled vector is set on the record; and for each record its state row (see
 ``fastnotebook.app.pipeline.state``) is written alongside. One transaction per
 group means a record is always either entirely old (old chunks, old state)
 or entirely new, whatever kills the process, and many records share one
-round trip. Records deleted while the run was working are left alone.
+round trip. Records deleted while the run was working are left alone. For a
+record whose finished batches were kept while it was embedded
+(``Finished.staged``, see ``fastnotebook.app.pipeline.staging``) the same
+transaction deletes them.
 
 The rows go to the engine as CBOR that the Rust core encodes from the
 vectors (``fastnotebook.app.database.encoded``), and they are inserted as
