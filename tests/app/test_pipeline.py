@@ -231,8 +231,8 @@ async def test_ingest_looks_up_known_sources_once_per_run(
 
 async def _hnsw_indexes(db: Database) -> set[str]:
     found: set[str] = set()
-    for name_ in ("source_embedding", "source_insight", "note"):
-        info = await db.query(f"INFO FOR TABLE {name_};")
+    for vector_table in ("source_embedding", "source_insight", "note"):
+        info = await db.query(f"INFO FOR TABLE {vector_table};")
         found |= {name for name in (info or {}).get("indexes", {}) if name.endswith("_hnsw")}
     return found
 

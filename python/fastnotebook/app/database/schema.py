@@ -194,8 +194,35 @@ _VECTOR_CHANGES = "\n".join(_vectors_changed(table) for table in VECTOR_TABLES) 
     + " RETURN NONE;"
 )
 
+
+def _forget_staging_on_delete(table: str) -> str:
+    return f"""
+DEFINE EVENT IF NOT EXISTS {table}_embedding_staging_removed ON TABLE {table}
+    WHEN $event = "DELETE" THEN {{ DELETE embedding_staging WHERE record = $before.id; }};
+"""
+
+
+# The finished model batches of a large record whose embedding is still in
+# progress (``fastnotebook.app.pipeline.staging``): one row per batch, its
+# vectors flattened, keyed by the record and what its vectors depend on. They
+# are moved into the record's own rows, and deleted, by the transaction that
+# writes the whole record; search never reads them.
+_EMBEDDING_STAGING = f"""
+DEFINE TABLE IF NOT EXISTS embedding_staging SCHEMALESS;
+DEFINE INDEX IF NOT EXISTS embedding_staging_by_record ON TABLE embedding_staging FIELDS record;
+{_forget_staging_on_delete("source")}
+{_forget_staging_on_delete("source_insight")}
+{_forget_staging_on_delete("note")}
+"""
+
 # Migration n (1-based) is MIGRATIONS[n - 1]. Append only.
-MIGRATIONS: tuple[str, ...] = (_CORE, _EMBEDDING_STATE, _UNTYPED_CHUNKS, _VECTOR_CHANGES)
+MIGRATIONS: tuple[str, ...] = (
+    _CORE,
+    _EMBEDDING_STATE,
+    _UNTYPED_CHUNKS,
+    _VECTOR_CHANGES,
+    _EMBEDDING_STAGING,
+)
 
 
 # (table, field) pairs that text_search looks in.

@@ -13,13 +13,16 @@ how the tests drive interruption and error handling deterministically:
 - ``fail_every``: every n-th call raises ``ConnectionError`` (intermittent);
 - ``fail_on``: a call with a text containing this string raises ``ValueError``
   (a text the provider always refuses);
-- ``always_fail``: every call raises ``ConnectionError`` (a provider that is down).
+- ``always_fail``: every call raises ``ConnectionError`` (a provider that is down);
+- ``log``: a file to which every call appends its texts, as one JSON list
+  per line (what a run sent to the model, across processes).
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import threading
 import time
 from dataclasses import dataclass
@@ -59,6 +62,7 @@ class FakeEmbeddingModel(EmbeddingModel):
         self.fail_every = int(config.get("fail_every", 0))
         self.fail_on = str(config.get("fail_on", "")) or None
         self.always_fail = bool(config.get("always_fail", False))
+        self.log = str(config.get("log", "")) or None
         self.calls = 0
         self._lock = threading.Lock()
 
@@ -82,6 +86,10 @@ class FakeEmbeddingModel(EmbeddingModel):
             raise ConnectionError(f"the fake provider dropped call {call}")
         if self.fail_on is not None and any(self.fail_on in t for t in texts):
             raise ValueError(f"the fake provider refuses texts containing {self.fail_on!r}")
+        if self.log is not None:
+            line = json.dumps(texts) + "\n"
+            with self._lock, open(self.log, "a", encoding="utf-8") as f:
+                f.write(line)
 
     def embed(self, texts: list[str], **kwargs: Any) -> list[list[float]]:
         self._check(texts)

@@ -7,6 +7,8 @@ reaches ``point``, optionally ``delay`` seconds later from another thread
 
 - ``ingested``: after an ingest write transaction committed;
 - ``embedded``: after a model batch returned, before its vectors are written;
+- ``staged``: after a finished batch of a large record was kept
+  (``fastnotebook.app.pipeline.staging``);
 - ``writing``: just before a write transaction is sent;
 - ``written``: after a write transaction committed.
 

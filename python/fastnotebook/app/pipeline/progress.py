@@ -1,6 +1,7 @@
 """What a long run shows while it works and when it is done.
 
-``Progress`` draws one status line (items, chunks, MB, MB/s, ETA) on a terminal,
+``Progress`` draws one status line (items, chunks, MB, MB/s, ETA, and the
+model batches of a large file in progress) on a terminal,
 redrawn at most a few times a second, or prints a plain line every few
 seconds into a log; ``StageClock`` adds up the busy time of each stage, which
 the summary splits into model, database and the pipeline's own work.
@@ -112,6 +113,8 @@ class Progress:
         # its record's bytes, so that the ETA moves within a large record.
         self.bytes: float = 0
         self.total_chunks = 0  # chunks known so far (0: not counted)
+        # Large files in progress: name -> (batches done, batches in all).
+        self.files: dict[str, tuple[int, int]] = {}
         self.stream = stream or sys.stderr
         self.enabled = enabled
         self.tty = enabled and self.stream.isatty()
@@ -130,6 +133,15 @@ class Progress:
         self.failed += failed
         self._maybe_draw()
 
+    def show_file(self, name: str, done: int, total: int) -> None:
+        """A large file's own progress: ``done`` of its ``total`` model
+        batches (shown until they are all done)."""
+        if done >= total:
+            self.files.pop(name, None)
+        else:
+            self.files[name] = (done, total)
+        self._maybe_draw()
+
     def line(self) -> str:
         elapsed = max(time.perf_counter() - self.start, 1e-9)
         rate = self.bytes / elapsed
@@ -145,6 +157,10 @@ class Progress:
             parts.append(f"{self.chunks:,} chunks")
         if self.failed:
             parts.append(f"{self.failed:,} failed")
+        if self.files:
+            name, (done, total) = next(iter(self.files.items()))
+            more = f" (+{len(self.files) - 1} more)" if len(self.files) > 1 else ""
+            parts.append(f"{name} {done:,}/{total:,} batches{more}")
         remaining = self.total_bytes - self.bytes
         if rate > 0 and remaining > 0:
             parts.append(f"ETA {format_duration(remaining / rate)}")

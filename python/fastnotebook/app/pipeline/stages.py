@@ -27,7 +27,12 @@ corpus. A batch that fails after its retries is retried record by record,
 once, so that one record the provider refuses is reported alone and the
 others go on. Setting ``stop`` (Ctrl-C) finishes the model calls in flight,
 writes every finished record and returns; records still half-embedded are
-left due for the next run.
+left due for the next run. A large record (more chunks than
+``stage_batches`` model batches) keeps each of its finished batches in
+``embedding_staging`` (``fastnotebook.app.pipeline.staging``), so that the
+next run, after a Ctrl-C or a kill, sends only its remaining chunks to the
+model; the record itself is still written whole, in one transaction, and the
+progress line shows its batches.
 """
 
 from __future__ import annotations
@@ -52,7 +57,7 @@ from fastnotebook.app.database import (
     get_database,
     query_isolated,
 )
-from fastnotebook.app.pipeline import faults
+from fastnotebook.app.pipeline import faults, staging
 from fastnotebook.app.pipeline.progress import Progress, StageClock
 from fastnotebook.app.pipeline.provider import (
     Failure,
@@ -104,8 +109,14 @@ class EmbedOptions:
     # search answers without them (docs/SCALING.md). Indexes an earlier run
     # defined stay, and stay current.
     vector_index: bool = False
+    # A record of more chunks than this many model batches keeps each
+    # finished batch (``staging``), so that a run killed or interrupted in
+    # the middle of it resumes where it stopped; 0: never.
+    stage_batches: int = 4
 
     def __post_init__(self) -> None:
+        if self.stage_batches < 0:
+            raise ValueError(f"stage_batches must be 0 or more, got {self.stage_batches}")
         if self.concurrency < 0:
             raise ValueError(f"concurrency must be 0 (the default) or more, got {self.concurrency}")
         if self.timeout is not None and not 0 < self.timeout <= 3600:
@@ -163,6 +174,9 @@ class _Work:
     path: str | None = None
     failed: bool = False
     queued: bool = False  # handed to the writer
+    key: str | None = None  # its staging key, when its finished batches are kept
+    staged: bool = False  # it has (or may get) staging rows, which its write clears
+    staging: int = 0  # staging writes in flight
 
 
 _CONNECTION_OPTION = re.compile(
@@ -189,6 +203,21 @@ async def model_settings() -> Settings:
     if options:
         model_id += " " + json.dumps(options, sort_keys=True, default=str)
     return Settings(model_id, chunking_fingerprint(get_chunking_config()))
+
+
+def _file_name(work: _Work) -> str:
+    return work.path.rsplit("/", 1)[-1] if work.path else str(work.item.id)
+
+
+def _consecutive(indices: list[int]) -> Iterator[tuple[int, int]]:
+    """Runs of consecutive ``indices`` (in order) as ``(start, end)``."""
+    start = prev = indices[0]
+    for i in indices[1:]:
+        if i != prev + 1:
+            yield start, prev + 1
+            start = i
+        prev = i
+    yield start, prev + 1
 
 
 def groups(
@@ -250,6 +279,7 @@ class _Run:
         self.batch_size = options.batch_size or embedding.EMBEDDING_BATCH_SIZE
         refuse = None if set(options.kinds) == set(KINDS) else mixed_dimensions
         self.vectors = RunVectors(db, refuse, options.vector_index)
+        self.leftover: set[str] = set()  # records with staging rows from earlier runs
 
     # --- stages -------------------------------------------------------------
 
@@ -291,6 +321,7 @@ class _Run:
             work, hashing, chunking = await asyncio.to_thread(_prepare, kind, loaded)
             self.clock.add("hash", hashing)
             self.clock.add("chunk", chunking)
+            await self._restore(work)
             if self.progress:
                 self.progress.add_chunks(sum(len(w.chunks) for w in work))
             await out.put(work)
@@ -334,9 +365,10 @@ class _Run:
                 if (batch := await inp.get()) is None:
                     break
                 for work in batch:
-                    if work.chunks:
-                        waiting.extend((work, i) for i in range(len(work.chunks)))
-                    else:
+                    if work.pending:
+                        waiting.extend((work, i) for i, v in enumerate(work.vectors) if v is None)
+                    else:  # no text, or every batch restored from staging
+                        work.queued = True
                         await out.put(self._finish(work))
                 while (
                     len(waiting) >= self.provider.batch_size(self.batch_size)
@@ -394,13 +426,88 @@ class _Run:
             self.progress.advance(
                 chunks=len(done), nbytes=sum(w.item.size / len(w.chunks) for w, _ in done)
             )
+            for work in dict.fromkeys(w for w, _ in done if w.key is not None):
+                self._show_file(work)
         faults.checkpoint("embedded")
+        await self._stage(entries)
         for work in dict.fromkeys(w for w, _ in entries):
             # Batches finish in any order: the one that completes a record
-            # queues it, once.
-            if work.pending == 0 and not work.failed and not work.queued:
+            # (and whose staging write, if any, came last) queues it, once.
+            if work.pending == 0 and not work.failed and not work.queued and not work.staging:
                 work.queued = True
                 await out.put(self._finish(work))
+
+    async def _restore(self, batch: list[_Work]) -> None:
+        """Mark the large records of a chunked batch for staging, and give
+        them the vectors of the batches an earlier run finished."""
+        threshold = self.options.stage_batches * self.batch_size
+        large: list[_Work] = []
+        for work in batch:
+            leftover = bool(self.leftover) and str(work.item.id) in self.leftover
+            if self.options.stage_batches and len(work.chunks) > threshold:
+                epoch = self.epochs[work.item.kind]
+                work.key = staging.staging_key(work.content_hash, self.settings, epoch)
+                if leftover:
+                    large.append(work)
+            # Rows of an earlier text or settings go when the record is written.
+            work.staged = work.key is not None or leftover
+        if not large:
+            return
+        try:
+            with self.clock.measure("load"):
+                wanted = [(w.item.id, w.key or "", len(w.chunks)) for w in large]
+                restored = await staging.load(self.db, wanted)
+        except DatabaseOperationError as e:
+            logger.debug("Cannot read the staged batches: {}", e)
+            return
+        for work in large:
+            count = 0
+            for i, vector in restored.get(str(work.item.id), {}).items():
+                if work.vectors[i] is None:
+                    work.vectors[i] = vector
+                    work.pending -= 1
+                    count += 1
+            if count and self.progress:
+                nbytes = work.item.size * count / len(work.chunks)
+                self.progress.advance(chunks=count, nbytes=nbytes)
+                self._show_file(work)
+
+    async def _stage(self, entries: list[tuple[_Work, int]]) -> None:
+        """Keep the vectors a model batch gave the staged records that are
+        still unfinished, one write per record (chunks of a record are
+        consecutive in a batch)."""
+        runs: dict[_Work, list[int]] = {}
+        for work, i in entries:
+            stage = work.key is not None and work.pending and not work.failed
+            if stage and work.vectors[i] is not None:
+                runs.setdefault(work, []).append(i)
+        for work in runs:
+            work.staging += 1
+        try:
+            for work, indices in runs.items():
+                for start, end in _consecutive(indices):
+                    try:
+                        with self.clock.measure("write"):
+                            vectors = [v for v in work.vectors[start:end] if v is not None]
+                            await staging.save_batch(
+                                self.db, work.item.id, work.key or "", start, vectors
+                            )
+                    except (DatabaseOperationError, ValueError) as e:
+                        # Only resuming is lost: the record is written whole.
+                        logger.debug("Cannot stage a batch of {}: {}", work.item.id, e)
+                        continue
+                    faults.checkpoint("staged")
+        finally:
+            for work in runs:
+                work.staging -= 1
+
+    def _show_file(self, work: _Work) -> None:
+        """The progress of a large record, in model batches."""
+        if not self.progress:
+            return
+        total = -(-len(work.chunks) // self.batch_size)
+        done = total if not work.pending else (len(work.chunks) - work.pending) // self.batch_size
+        self.progress.show_file(_file_name(work), done, total)
 
     def _store(
         self, entries: list[tuple[_Work, int]], results: list[list[float] | Failure]
@@ -433,6 +540,8 @@ class _Run:
         if work.failed:
             return  # another batch of its chunks failed first
         work.failed = True
+        if work.key is not None and self.progress:
+            self.progress.show_file(_file_name(work), 0, 0)  # off the bar
         left = sum(1 for v in work.vectors if v is None)
         share = work.item.size * left / len(work.chunks) if work.chunks else work.item.size
         self._failed(work.item.kind, work.item.id, work.path, message, share)
@@ -484,6 +593,7 @@ class _Run:
             vectors,
             self.epochs[work.item.kind],
             work.path,
+            work.staged,
         )
 
     async def _write(self, group: list[Finished]) -> None:
@@ -591,6 +701,9 @@ async def embed(
         on_busy=lambda seconds: report.clock.add("model", seconds),
     )
     run = _Run(db, options, settings, current, report, bar, stop, provider)
+    if options.stage_batches:
+        with report.clock.measure("plan"):
+            run.leftover = await staging.records(db)
     depth = options.queue_batches
     loaded: asyncio.Queue[tuple[Kind, list[_Loaded]] | None] = asyncio.Queue(depth)
     chunked: asyncio.Queue[list[_Work] | None] = asyncio.Queue(depth)

@@ -6,7 +6,10 @@ pooled vector is set on the record; and for each record its state row (see
 ``fastnotebook.app.pipeline.state``) is written alongside. One transaction per
 group means a record is always either entirely old (old chunks, old state)
 or entirely new, whatever kills the process, and many records share one
-round trip. Records deleted while the run was working are left alone.
+round trip. Records deleted while the run was working are left alone. For a
+record whose finished batches were kept while it was embedded
+(``Finished.staged``, see ``fastnotebook.app.pipeline.staging``) the same
+transaction deletes them.
 
 The rows go to the engine as CBOR that the Rust core encodes from the
 vectors (``fastnotebook.app.database.encoded``), and they are inserted as
@@ -26,6 +29,7 @@ import numpy as np
 from fastnotebook._core import encode_chunk_rows, encode_vector_rows
 from fastnotebook.app.database import Database, RecordID
 from fastnotebook.app.database.encoded import Encoded, encode_value
+from fastnotebook.app.pipeline.staging import CLEAR
 from fastnotebook.app.pipeline.state import Kind, Settings, state_id
 from fastnotebook.errors import DatabaseOperationError
 
@@ -45,6 +49,7 @@ class Finished:
     vectors: list[list[float]]
     epoch: int
     path: str | None = None  # a source's file, for the failure report
+    staged: bool = False  # it has rows in embedding_staging (see ``staging``)
 
     @property
     def rows(self) -> int:
@@ -120,6 +125,16 @@ def statement(group: Sequence[Finished], settings: Settings) -> tuple[str, dict[
     """The transaction that writes ``group`` (records of one kind) and its
     parameters. ``ValueError`` (or ``UnicodeEncodeError``) if the rows cannot
     be encoded: vectors of mixed dimensions or with non-finite values."""
+    sql, params = _statement(group, settings)
+    staged = [item.id for item in group if item.staged]
+    if staged:
+        # The same transaction deletes the records' staged batches.
+        sql = sql.replace("COMMIT TRANSACTION;", f"{CLEAR}\nCOMMIT TRANSACTION;")
+        params["staged"] = staged
+    return sql, params
+
+
+def _statement(group: Sequence[Finished], settings: Settings) -> tuple[str, dict[str, Any]]:
     kind = group[0].kind
     ids = [item.id for item in group]
     states = [_state(item, settings) for item in group]
