@@ -12,39 +12,169 @@ use crate::chunking::recursive::LengthFunction;
 use crate::records::{self, ContextHeaders};
 use crate::tokens::{Encoding, TokenLength};
 
-/// One chunk of a document (see `fastnotebook.chunkers`).
-#[pyclass(frozen, module = "fastnotebook._core", name = "Chunk")]
-pub struct PyChunk {
-    #[pyo3(get)]
-    pub(super) text: Py<PyString>,
-    #[pyo3(get)]
-    pub(super) start: usize,
-    #[pyo3(get)]
-    pub(super) end: usize,
-    #[pyo3(get)]
-    pub(super) start_line: usize,
-    #[pyo3(get)]
-    pub(super) end_line: usize,
-    #[pyo3(get)]
-    pub(super) index: usize,
-    #[pyo3(get)]
-    pub(super) id: Py<PyString>,
-    #[pyo3(get)]
-    pub(super) prev_id: Option<Py<PyString>>,
-    #[pyo3(get)]
-    pub(super) next_id: Option<Py<PyString>>,
-    #[pyo3(get)]
-    pub(super) headings: Py<PyTuple>,
-    /// Counted in Rust on first use (unless the unit was tokens), then kept.
-    pub(super) tokens: OnceLock<usize>,
-    pub(super) encoding: Encoding,
-    #[pyo3(get)]
-    pub(super) char_count: usize,
-    #[pyo3(get)]
-    pub(super) metadata: Py<PyDict>,
-    #[pyo3(get)]
-    pub(super) embed_text: Py<PyString>,
+/// A stored field of the `Chunk` record: how it is read, copied, and
+/// replaced by `Chunk.replace`.
+trait ChunkField: Sized {
+    fn get<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>>;
+    fn copy(&self, py: Python<'_>) -> Self;
+    fn replaced(value: &Bound<'_, PyAny>, name: &str) -> PyResult<Self>;
 }
+
+impl ChunkField for usize {
+    fn get<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(self.into_pyobject(py)?.into_any())
+    }
+    fn copy(&self, _: Python<'_>) -> Self {
+        *self
+    }
+    fn replaced(value: &Bound<'_, PyAny>, _: &str) -> PyResult<Self> {
+        value.extract()
+    }
+}
+
+impl ChunkField for Py<PyString> {
+    fn get<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(self.bind(py).clone().into_any())
+    }
+    fn copy(&self, py: Python<'_>) -> Self {
+        self.clone_ref(py)
+    }
+    fn replaced(value: &Bound<'_, PyAny>, _: &str) -> PyResult<Self> {
+        Ok(value.cast::<PyString>()?.clone().unbind())
+    }
+}
+
+impl ChunkField for Option<Py<PyString>> {
+    fn get<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(self.copy(py).into_pyobject(py)?.into_any())
+    }
+    fn copy(&self, py: Python<'_>) -> Self {
+        self.as_ref().map(|s| s.clone_ref(py))
+    }
+    fn replaced(value: &Bound<'_, PyAny>, name: &str) -> PyResult<Self> {
+        opt_string(Some(value), name)
+    }
+}
+
+/// `headings`: a tuple of str, from any iterable of str.
+impl ChunkField for Py<PyTuple> {
+    fn get<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(self.bind(py).clone().into_any())
+    }
+    fn copy(&self, py: Python<'_>) -> Self {
+        self.clone_ref(py)
+    }
+    fn replaced(value: &Bound<'_, PyAny>, _: &str) -> PyResult<Self> {
+        headings_tuple(value)
+    }
+}
+
+impl ChunkField for Py<PyDict> {
+    fn get<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(self.bind(py).clone().into_any())
+    }
+    fn copy(&self, py: Python<'_>) -> Self {
+        self.clone_ref(py)
+    }
+    fn replaced(value: &Bound<'_, PyAny>, _: &str) -> PyResult<Self> {
+        Ok(value.cast::<PyDict>()?.clone().unbind())
+    }
+}
+
+/// The record class: its stored fields (read-only attributes, in `order`
+/// with the computed ones), and `FIELDS`, `field`, `set_field` and `copy`
+/// over all of them. Fields outside `stored` are the class's
+/// `computed_field`/`set_computed_field`; `hidden` ones are not attributes.
+macro_rules! chunk_record {
+    (
+        $(#[$doc:meta])*
+        $rust:ident, $name:literal,
+        order = [$($all:ident),+ $(,)?],
+        stored = [$($field:ident: $ty:ty),+ $(,)?],
+        hidden = [$($(#[$hdoc:meta])* $hidden:ident: $hty:ty),* $(,)?] $(,)?
+    ) => {
+        $(#[$doc])*
+        #[pyclass(frozen, module = "fastnotebook._core", name = $name)]
+        pub struct $rust {
+            $(
+                #[pyo3(get)]
+                pub(super) $field: $ty,
+            )+
+            $(
+                $(#[$hdoc])*
+                pub(super) $hidden: $hty,
+            )*
+        }
+
+        impl $rust {
+            const FIELDS: [&'static str; [$(stringify!($all)),+].len()] = [$(stringify!($all)),+];
+
+            fn field<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+                match name {
+                    $(stringify!($field) => ChunkField::get(&self.$field, py),)+
+                    other => self.computed_field(py, other),
+                }
+            }
+
+            fn set_field(&mut self, name: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
+                match name {
+                    $(stringify!($field) => self.$field = ChunkField::replaced(value, name)?,)+
+                    other => self.set_computed_field(other, value)?,
+                }
+                Ok(())
+            }
+
+            pub(super) fn copy(&self, py: Python<'_>) -> Self {
+                $rust {
+                    $($field: ChunkField::copy(&self.$field, py),)+
+                    $($hidden: self.$hidden.clone(),)*
+                }
+            }
+        }
+    };
+}
+
+chunk_record!(
+    /// One chunk of a document (see `fastnotebook.chunkers`).
+    PyChunk,
+    "Chunk",
+    order = [
+        text,
+        start,
+        end,
+        start_line,
+        end_line,
+        index,
+        id,
+        prev_id,
+        next_id,
+        headings,
+        token_count,
+        char_count,
+        metadata,
+        embed_text,
+    ],
+    stored = [
+        text: Py<PyString>,
+        start: usize,
+        end: usize,
+        start_line: usize,
+        end_line: usize,
+        index: usize,
+        id: Py<PyString>,
+        prev_id: Option<Py<PyString>>,
+        next_id: Option<Py<PyString>>,
+        headings: Py<PyTuple>,
+        char_count: usize,
+        metadata: Py<PyDict>,
+        embed_text: Py<PyString>,
+    ],
+    hidden = [
+        /// Counted in Rust on first use (unless the unit was tokens), then kept.
+        tokens: OnceLock<usize>,
+        encoding: Encoding,
+    ],
+);
 
 pub(super) fn known(count: Option<usize>) -> OnceLock<usize> {
     let cell = OnceLock::new();
@@ -54,56 +184,28 @@ pub(super) fn known(count: Option<usize>) -> OnceLock<usize> {
     cell
 }
 
-const FIELDS: [&str; 14] = [
-    "text",
-    "start",
-    "end",
-    "start_line",
-    "end_line",
-    "index",
-    "id",
-    "prev_id",
-    "next_id",
-    "headings",
-    "token_count",
-    "char_count",
-    "metadata",
-    "embed_text",
-];
-
 impl PyChunk {
-    fn field<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match name {
-            "text" => self.text.bind(py).clone().into_any(),
-            "start" => self.start.into_pyobject(py)?.into_any(),
-            "end" => self.end.into_pyobject(py)?.into_any(),
-            "start_line" => self.start_line.into_pyobject(py)?.into_any(),
-            "end_line" => self.end_line.into_pyobject(py)?.into_any(),
-            "index" => self.index.into_pyobject(py)?.into_any(),
-            "id" => self.id.bind(py).clone().into_any(),
-            "prev_id" => self.prev_id.clone_ref_opt(py).into_pyobject(py)?.into_any(),
-            "next_id" => self.next_id.clone_ref_opt(py).into_pyobject(py)?.into_any(),
-            "headings" => self.headings.bind(py).clone().into_any(),
-            "token_count" => self.token_count(py)?.into_pyobject(py)?.into_any(),
-            "char_count" => self.char_count.into_pyobject(py)?.into_any(),
-            "metadata" => self.metadata.bind(py).clone().into_any(),
-            "embed_text" => self.embed_text.bind(py).clone().into_any(),
+    /// `token_count`, the one field not stored as it is read.
+    fn computed_field<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        match name {
+            "token_count" => Ok(self.token_count(py)?.into_pyobject(py)?.into_any()),
+            other => Err(PyTypeError::new_err(format!(
+                "Chunk has no field {other:?}"
+            ))),
+        }
+    }
+
+    fn set_computed_field(&mut self, name: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        match name {
+            "token_count" => self.tokens = known(Some(value.extract()?)),
             other => {
                 return Err(PyTypeError::new_err(format!(
-                    "Chunk has no field {other:?}"
+                    "Chunk has no field {other:?}; fields: {}",
+                    Self::FIELDS.join(", ")
                 )));
             }
-        })
-    }
-}
-
-trait CloneRefOpt {
-    fn clone_ref_opt(&self, py: Python<'_>) -> Self;
-}
-
-impl CloneRefOpt for Option<Py<PyString>> {
-    fn clone_ref_opt(&self, py: Python<'_>) -> Self {
-        self.as_ref().map(|s| s.clone_ref(py))
+        }
+        Ok(())
     }
 }
 
@@ -185,28 +287,7 @@ impl PyChunk {
         };
         for (key, value) in changes.iter() {
             let key: String = key.extract()?;
-            match key.as_str() {
-                "text" => out.text = value.cast::<PyString>()?.clone().unbind(),
-                "start" => out.start = value.extract()?,
-                "end" => out.end = value.extract()?,
-                "start_line" => out.start_line = value.extract()?,
-                "end_line" => out.end_line = value.extract()?,
-                "index" => out.index = value.extract()?,
-                "id" => out.id = value.cast::<PyString>()?.clone().unbind(),
-                "prev_id" => out.prev_id = opt_string(Some(&value), "prev_id")?,
-                "next_id" => out.next_id = opt_string(Some(&value), "next_id")?,
-                "headings" => out.headings = headings_tuple(&value)?,
-                "token_count" => out.tokens = known(Some(value.extract()?)),
-                "char_count" => out.char_count = value.extract()?,
-                "metadata" => out.metadata = value.cast::<PyDict>()?.clone().unbind(),
-                "embed_text" => out.embed_text = value.cast::<PyString>()?.clone().unbind(),
-                other => {
-                    return Err(PyTypeError::new_err(format!(
-                        "Chunk has no field {other:?}; fields: {}",
-                        FIELDS.join(", ")
-                    )));
-                }
-            }
+            out.set_field(&key, &value)?;
         }
         if changes.contains("text")? {
             if !changes.contains("token_count")? {
@@ -244,7 +325,7 @@ impl PyChunk {
     /// The fields as a dict (`headings` a list, `metadata` a copy).
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
-        for name in FIELDS {
+        for name in Self::FIELDS {
             let v = self.field(py, name)?;
             match name {
                 "headings" => d.set_item(name, PyList::new(py, v.cast::<PyTuple>()?.iter())?)?,
@@ -260,7 +341,7 @@ impl PyChunk {
             return Ok(false);
         };
         let other = other.get();
-        for name in FIELDS {
+        for name in Self::FIELDS {
             if !self.field(py, name)?.eq(other.field(py, name)?)? {
                 return Ok(false);
             }
@@ -292,28 +373,6 @@ impl PyChunk {
                 PyTuple::new(py, [kwargs.into_any()])?.into_any(),
             ],
         )
-    }
-}
-
-impl PyChunk {
-    pub(super) fn copy(&self, py: Python<'_>) -> Self {
-        PyChunk {
-            text: self.text.clone_ref(py),
-            start: self.start,
-            end: self.end,
-            start_line: self.start_line,
-            end_line: self.end_line,
-            index: self.index,
-            id: self.id.clone_ref(py),
-            prev_id: self.prev_id.clone_ref_opt(py),
-            next_id: self.next_id.clone_ref_opt(py),
-            headings: self.headings.clone_ref(py),
-            tokens: self.tokens.clone(),
-            encoding: self.encoding,
-            char_count: self.char_count,
-            metadata: self.metadata.clone_ref(py),
-            embed_text: self.embed_text.clone_ref(py),
-        }
     }
 }
 
