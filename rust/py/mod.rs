@@ -4,6 +4,7 @@
 mod args;
 mod cbor;
 mod chunk;
+mod chunk_record;
 mod chunked;
 mod chunking;
 mod cleaning;
