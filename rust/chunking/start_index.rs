@@ -37,9 +37,28 @@ pub fn find_from<T: CodeUnit>(text: &[T], needle: CodeUnits<'_>, from: usize) ->
             &widened
         }
     };
+    // A chunk mostly starts at `from` or a few units after it: the first
+    // places holding its first unit are compared directly, since building a
+    // substring searcher costs more than such a short search. A bounded
+    // number of comparisons keeps the search linear.
+    let mut at = from;
+    for _ in 0..QUICK_TRIES {
+        let i = at + text.get(at..)?.iter().position(|&u| u == units[0])?;
+        if text.get(i..)?.starts_with(units) {
+            return Some(i);
+        }
+        at = i + 1;
+        if units.len() > text.len() - at {
+            return None;
+        }
+    }
     let finder = UnitFinder::new(Some(T::bytes_of(units)), std::mem::size_of::<T>());
-    finder.find(T::bytes_of(text), from)
+    finder.find(T::bytes_of(text), at)
 }
+
+/// How many candidate starts [`find_from`] compares before it builds a
+/// substring searcher.
+const QUICK_TRIES: usize = 8;
 
 /// The `start_index` of each chunk of one text, in turn.
 #[derive(Clone, Copy, Debug)]
@@ -138,6 +157,17 @@ mod tests {
         );
         assert_eq!(find_from(&text, CodeUnits::Ucs2(&[0xD800]), 2), Some(3));
         assert_eq!(find_from(&text, CodeUnits::Ucs2(&[0xDC00]), 0), Some(4));
+    }
+
+    #[test]
+    fn many_false_starts_reach_the_searcher() {
+        let mut text = "ab".repeat(40);
+        text.push_str("abc");
+        let t = text.as_bytes();
+        assert_eq!(find_from(t, CodeUnits::Latin1(b"abc"), 0), Some(80));
+        assert_eq!(find_from(t, CodeUnits::Latin1(b"abc"), 81), None);
+        assert_eq!(find_from(t, CodeUnits::Latin1(b"abd"), 0), None);
+        assert_eq!(find_from(t, CodeUnits::Latin1(b"ba"), 7), Some(7));
     }
 
     #[test]
