@@ -226,11 +226,7 @@ def in_app(module: str) -> bool:
 
 def upward_imports(graph: Graph) -> list[Import]:
     """Imports from the library into the application."""
-    return [
-        imp
-        for imp in graph.imports
-        if in_app(imp.target) and not in_app(imp.source)
-    ]
+    return [imp for imp in graph.imports if in_app(imp.target) and not in_app(imp.source)]
 
 
 def box(module: str) -> str:
