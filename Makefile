@@ -41,6 +41,7 @@ test-python: build ## Python tests (parity against the references), benchmarks o
 lint: build ## rustfmt, clippy, ruff, mypy, stubtest
 	cargo fmt --check
 	cargo clippy --quiet --all-targets --all-features -- -D warnings
+	cargo clippy --quiet --lib --no-default-features -- -D warnings  # the core without pyo3
 	$(VENV)/bin/ruff check python tests benches scripts
 	$(VENV)/bin/ruff format --check python tests benches scripts
 	$(VENV)/bin/mypy

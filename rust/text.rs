@@ -85,6 +85,24 @@ impl SurrogateMap {
             .map(|c| self.surrogate_of(c).unwrap_or(c as u32))
             .collect()
     }
+
+    /// `s` as Python's `encode("utf-8", "surrogatepass")` encodes the text
+    /// it stands for: placeholders turned back into surrogates, each in the
+    /// three-byte form UTF-8 would give it.
+    pub fn surrogatepass_utf8(self, s: &str) -> Vec<u8> {
+        let mut out = Vec::with_capacity(s.len());
+        for c in s.chars() {
+            match self.surrogate_of(c) {
+                None => out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
+                Some(cp) => out.extend_from_slice(&[
+                    0xE0 | (cp >> 12) as u8,
+                    0x80 | ((cp >> 6) & 0x3F) as u8,
+                    0x80 | (cp & 0x3F) as u8,
+                ]),
+            }
+        }
+        out
+    }
 }
 
 /// The code units of a CPython `str`.
@@ -783,6 +801,38 @@ pub fn max_char<T: CodeUnit>(pieces: &[&[T]]) -> u32 {
     or.min(0x10_FFFF)
 }
 
+/// Writes the units of `pieces` (all below 256) one after the other into
+/// `dst` as bytes, 16 at a time.
+pub fn narrow_pieces<T: CodeUnit>(dst: &mut [u8], pieces: &[&[T]]) {
+    let mut rest = dst;
+    for units in pieces {
+        let n = units.len().min(rest.len());
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(n);
+        let (blocks, units_left) = units[..n].as_chunks::<16>();
+        let (head_blocks, head_left) = head.as_chunks_mut::<16>();
+        for (out, block) in head_blocks.iter_mut().zip(blocks) {
+            *out = T::narrow16(block);
+        }
+        for (out, &unit) in head_left.iter_mut().zip(units_left) {
+            *out = unit.narrow_u8();
+        }
+        rest = tail;
+    }
+}
+
+/// Writes the units of `pieces` one after the other into `dst`, converted.
+pub fn copy_pieces<T: CodeUnit, D>(dst: &mut [D], pieces: &[&[T]], convert: impl Fn(T) -> D) {
+    let mut rest = dst;
+    for units in pieces {
+        let n = units.len().min(rest.len());
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(n);
+        head.iter_mut()
+            .zip(units.iter())
+            .for_each(|(d, &s)| *d = convert(s));
+        rest = tail;
+    }
+}
+
 /// Finds a needle in the memory of a text whose units are `unit` bytes wide
 /// (UTF-8 and Latin-1 1, UCS-2 2, UCS-4 4): `memchr`/`memmem` over the bytes,
 /// keeping only the hits that start on a unit.
@@ -1044,6 +1094,47 @@ impl<'a> CharOffsets<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pieces_are_written_one_after_the_other() {
+        let a: [u16; 20] = std::array::from_fn(|i| 0x41 + i as u16);
+        let b: [u16; 3] = [0xE9, 0x20, 0xFF];
+        let mut bytes = [0u8; 23];
+        narrow_pieces(&mut bytes, &[&a, &b]);
+        let want: Vec<u8> = a.iter().chain(&b).map(|&u| u as u8).collect();
+        assert_eq!(bytes.to_vec(), want);
+        // As many as fit.
+        let mut short = [0u8; 21];
+        narrow_pieces(&mut short, &[&a, &b]);
+        assert_eq!(short.to_vec(), want[..21]);
+        let wide: [u32; 2] = [0x1F600, 0x3B1];
+        let mut out = [0u32; 5];
+        copy_pieces(&mut out, &[&wide[..], &[0x41, 0x42, 0x43]], |u| u);
+        assert_eq!(out, [0x1F600, 0x3B1, 0x41, 0x42, 0x43]);
+        let mut narrow = [0u16; 3];
+        copy_pieces(
+            &mut narrow,
+            &[&[0x3B1u32, 0x41][..], &[0x20AC]],
+            u32::narrow_u16,
+        );
+        assert_eq!(narrow, [0x3B1, 0x41, 0x20AC]);
+    }
+
+    #[test]
+    fn surrogatepass_utf8_restores_lone_surrogates() {
+        // "a", U+D800, "é", U+DFFF, U+1F600 (not a surrogate: kept as it is).
+        let units = [0x61, 0xD800, 0xE9, 0xDFFF];
+        let (text, map) = transcode(CodeUnits::Ucs2(&units), Surrogates::Map).unwrap();
+        let map = map.expect("lone surrogates are mapped");
+        let mut text = text;
+        text.push('\u{1F600}');
+        let mut want = vec![b'a', 0xED, 0xA0, 0x80];
+        want.extend_from_slice("é".as_bytes());
+        want.extend_from_slice(&[0xED, 0xBF, 0xBF]);
+        want.extend_from_slice("\u{1F600}".as_bytes());
+        assert_eq!(map.surrogatepass_utf8(&text), want);
+        assert_eq!(map.surrogatepass_utf8("plain"), b"plain");
+    }
 
     fn push_ascii_as_naive<U: CodeUnit>(units: &[U]) {
         let mut out = b"kept".to_vec();

@@ -38,16 +38,6 @@ BEGIN, END = "<!-- graph:begin -->", "<!-- graph:end -->"
 #: ``python -m fastnotebook`` entry point runs the command line.
 APP_ENTRY_POINTS = frozenset({"fastnotebook.__main__"})
 
-#: Library modules allowed to import the application, each with its reason
-#: (docs/ARCHITECTURE.md); any other such import is an error.
-UPWARD_ALLOWED: dict[str, str] = {
-    "fastnotebook.context_builder": (
-        "the drop-in of Open Notebook's context builder loads notebooks, sources and notes "
-        "from the database, as the original does; it imports fastnotebook.app.domain when "
-        "a builder first loads records, so importing the library needs no app"
-    ),
-}
-
 #: The boxes of the drawing, bottom layer first: a module belongs to the
 #: longest prefix listed; the library's top-level modules are "fastnotebook".
 BOXES = (
@@ -236,11 +226,7 @@ def in_app(module: str) -> bool:
 
 def upward_imports(graph: Graph) -> list[Import]:
     """Imports from the library into the application."""
-    return [
-        imp
-        for imp in graph.imports
-        if in_app(imp.target) and not in_app(imp.source) and imp.source not in UPWARD_ALLOWED
-    ]
+    return [imp for imp in graph.imports if in_app(imp.target) and not in_app(imp.source)]
 
 
 def box(module: str) -> str:
@@ -259,16 +245,12 @@ def _node_id(name: str) -> str:
 
 def drawing(graph: Graph) -> str:
     """The Mermaid flowchart of the boxes and their imports (type-only
-    imports included: they are dependencies too); a dotted arrow is an
-    import of ``UPWARD_ALLOWED``."""
+    imports included: they are dependencies too)."""
     links: set[tuple[str, str]] = set()
-    allowed: set[tuple[str, str]] = set()
     for imp in graph.imports:
         a, b = box(imp.source), box(imp.target)
         if a != b and not (imp.target.endswith("._core")):
             links.add((a, b))
-            if imp.source in UPWARD_ALLOWED and in_app(imp.target):
-                allowed.add((a, b))
     lines = ["```mermaid", "flowchart BT"]
     labels = {
         "fastnotebook": "fastnotebook.* (drop-in modules)",
@@ -280,8 +262,7 @@ def drawing(graph: Graph) -> str:
     lines.append("    fastnotebook --> fastnotebook__core")
     order = {name: i for i, name in enumerate(BOXES)}
     for a, b in sorted(links, key=lambda link: (order[link[0]], order[link[1]])):
-        arrow = "-. allowed exception .->" if (a, b) in allowed else "-->"
-        lines.append(f"    {_node_id(a)} {arrow} {_node_id(b)}")
+        lines.append(f"    {_node_id(a)} --> {_node_id(b)}")
     lines.append("```")
     return "\n".join(lines) + "\n"
 

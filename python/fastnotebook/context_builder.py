@@ -40,38 +40,139 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal
+from importlib.metadata import entry_points
+from typing import Any, Literal, Protocol
 
 from loguru import logger
 
 from fastnotebook.errors import InvalidInputError
 from fastnotebook.token_utils import token_count, token_counts
 
-if TYPE_CHECKING:
-    from fastnotebook.app.domain.notebook import ContextSize, Note, Source
-
 __all__ = [
     "ContextBuilder",
     "ContextConfig",
     "ContextItem",
+    "ContextRecords",
     "build_mixed_context",
     "build_notebook_context",
     "build_source_context",
+    "default_records",
+    "set_default_records",
 ]
 
+ContextSize = Literal["short", "long"]
 
-def _records() -> ModuleType:
-    """The database's notebook records, imported when a builder first loads
-    them: items added by hand need no database."""
+
+class SourceRecord(Protocol):
+    """A loaded source, as the builder reads it."""
+
+    @property
+    def id(self) -> str | None: ...
+
+    def context(self, context_size: ContextSize, insights: Any) -> dict[str, Any]:
+        """Its context item's content at ``context_size``, with ``insights``
+        (its own, as ``ContextRecords.insights`` loaded them)."""
+        ...
+
+
+class InsightRecord(Protocol):
+    """A loaded insight of a source."""
+
+    @property
+    def id(self) -> str | None: ...
+    @property
+    def insight_type(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+
+
+class NoteRecord(Protocol):
+    """A loaded note."""
+
+    @property
+    def id(self) -> str | None: ...
+
+    def get_context(self, context_size: ContextSize = "short") -> dict[str, Any]:
+        """Its context item's content at ``context_size``."""
+        ...
+
+
+class NotebookRecord(Protocol):
+    """A loaded notebook."""
+
+    async def get_sources(self) -> Sequence[SourceRecord]:
+        """Its sources (without their full text)."""
+        ...
+
+    async def get_notes(self, include_content: bool = False) -> Sequence[NoteRecord]:
+        """Its notes."""
+        ...
+
+
+class ContextRecords(Protocol):
+    """Where a ``ContextBuilder`` loads notebooks, sources, insights and notes
+    from (``records=``; by default, ``default_records()``)."""
+
+    def source_record_id(self, source_id: str) -> str:
+        """The full record id of a source id; ``InvalidInputError`` if malformed."""
+        ...
+
+    def note_record_id(self, note_id: str) -> str:
+        """The full record id of a note id; ``InvalidInputError`` if malformed."""
+        ...
+
+    async def sources(self, ids: Sequence[str], *, full_text: bool) -> Sequence[SourceRecord]:
+        """The sources of those ids that exist."""
+        ...
+
+    async def insights(self, source_ids: Sequence[str]) -> Mapping[str, Sequence[InsightRecord]]:
+        """The insights of each of the sources, by source id."""
+        ...
+
+    async def notes(self, ids: Sequence[str]) -> Sequence[NoteRecord]:
+        """The notes of those ids that exist."""
+        ...
+
+    async def notebook(self, notebook_id: str) -> NotebookRecord:
+        """The notebook; ``NotFoundError`` if there is none."""
+        ...
+
+
+#: The entry point group naming a zero-argument callable that returns the
+#: default records (the application declares its database there).
+RECORDS_ENTRY_POINTS = "fastnotebook.context_records"
+
+_default_records: ContextRecords | None = None
+
+
+def set_default_records(records: ContextRecords | None) -> None:
+    """Make ``records`` what builders created without ``records=`` load from
+    (``None``: look them up again, see ``default_records``)."""
+    global _default_records
+    _default_records = records
+
+
+def default_records() -> ContextRecords:
+    """What builders load from when not given ``records=``: the records set by
+    ``set_default_records`` (importing ``fastnotebook.app.domain`` sets its
+    database's), else those the installed ``fastnotebook.context_records``
+    entry point makes (the application's database, with the ``app`` extra).
+    Raises ``ImportError`` when there are none."""
+    global _default_records
+    if _default_records is not None:
+        return _default_records
+    found = sorted(entry_points(group=RECORDS_ENTRY_POINTS), key=lambda ep: ep.name)
     try:
-        from fastnotebook.app.domain import notebook
+        if not found:
+            raise ImportError(f"no {RECORDS_ENTRY_POINTS} entry point is installed")
+        records: ContextRecords = found[0].load()()
     except ImportError as e:
         raise ImportError(
             f"ContextBuilder loads notebooks from the database, which needs the app extra "
             f"(pip install 'fastnotebook[app]'): {e}"
         ) from e
-    return notebook
+    _default_records = records
+    return records
 
 
 ItemType = Literal["source", "note", "insight"]
@@ -126,7 +227,8 @@ class ContextBuilder:
 
     Keyword arguments: ``source_id``, ``notebook_id``, ``include_insights``,
     ``include_notes``, ``context_config`` (a ``ContextConfig``),
-    ``max_tokens``; any others are kept in ``params`` for subclasses
+    ``max_tokens``, ``records`` (a ``ContextRecords`` to load from instead of
+    ``default_records()``); any others are kept in ``params`` for subclasses
     (``_process_custom_params`` sees them).
     """
 
@@ -134,6 +236,7 @@ class ContextBuilder:
         self.params = kwargs
         self.source_id: str | None = kwargs.get("source_id")
         self.notebook_id: str | None = kwargs.get("notebook_id")
+        self._given_records: ContextRecords | None = kwargs.get("records")
         config: ContextConfig | None = kwargs.get("context_config")
         if config is None:
             config = ContextConfig(
@@ -167,6 +270,13 @@ class ContextBuilder:
             self.truncate_to_fit(self.max_tokens)
         return self._format_response()
 
+    def _records(self) -> ContextRecords:
+        """Where this builder loads from (looked up when it first loads: items
+        added by hand need no database)."""
+        if self._given_records is None:
+            self._given_records = default_records()
+        return self._given_records
+
     def _weight(self, item_type: ItemType) -> int:
         return (self.context_config.priority_weights or {}).get(
             item_type, DEFAULT_PRIORITY_WEIGHTS[item_type]
@@ -195,21 +305,22 @@ class ContextBuilder:
     async def _add_sources_context(self, levels: Mapping[str, str]) -> None:
         """Add sources by id -> inclusion level, in that order, loading them in
         batches. Missing and malformed ids are logged and skipped."""
+        records = self._records()
         wanted: list[tuple[str, str]] = []
         for source_id, level in levels.items():
             if "not in" in level:
                 continue
             try:
-                wanted.append((str(_records().Source.record_id(source_id)), level))
+                wanted.append((records.source_record_id(source_id), level))
             except InvalidInputError as e:
                 logger.warning("Source {} skipped: {}", source_id, e)
         full = [rid for rid, level in wanted if "full content" in level]
         short = [rid for rid, level in wanted if "full content" not in level]
         loaded = {
-            "long": {s.id: s for s in await _records().Source.get_many(full, full_text=True)},
-            "short": {s.id: s for s in await _records().Source.get_many(short, full_text=False)},
+            "long": {s.id: s for s in await records.sources(full, full_text=True)},
+            "short": {s.id: s for s in await records.sources(short, full_text=False)},
         }
-        entries: list[tuple[Source, str]] = []
+        entries: list[tuple[SourceRecord, str]] = []
         for rid, level in wanted:
             source = loaded["long" if "full content" in level else "short"].get(rid)
             if source is None:
@@ -218,8 +329,8 @@ class ContextBuilder:
                 entries.append((source, level))
         await self._add_loaded_sources(entries)
 
-    async def _add_loaded_sources(self, entries: Sequence[tuple[Source, str]]) -> None:
-        insights = await _records().SourceInsight.for_sources([s.id for s, _ in entries if s.id])
+    async def _add_loaded_sources(self, entries: Sequence[tuple[SourceRecord, str]]) -> None:
+        insights = await self._records().insights([s.id for s, _ in entries if s.id])
         for source, level in entries:
             source_insights = insights.get(str(source.id), [])
             size: ContextSize = "long" if "full content" in level else "short"
@@ -237,7 +348,7 @@ class ContextBuilder:
     async def _add_notebook_context(self, notebook_id: str) -> None:
         """Add the notebook's sources and notes as the config says (all of
         them by default). ``NotFoundError`` if there is no such notebook."""
-        notebook = await _records().Notebook.get(notebook_id)
+        notebook = await self._records().notebook(notebook_id)
         if self.context_config.sources:
             await self._add_sources_context(self.context_config.sources)
         else:
@@ -265,18 +376,17 @@ class ContextBuilder:
     async def _add_notes_context(self, levels: Mapping[str, str]) -> None:
         """Add notes by id -> inclusion level, in that order, in one query.
         Missing and malformed ids are logged and skipped."""
+        records = self._records()
         wanted: list[tuple[str, str]] = []
         for note_id, level in levels.items():
             if "not in" in level:
                 continue
             try:
-                wanted.append((str(_records().Note.record_id(note_id)), level))
+                wanted.append((records.note_record_id(note_id), level))
             except InvalidInputError as e:
                 logger.warning("Note {} skipped: {}", note_id, e)
-        loaded = {
-            note.id: note for note in await _records().Note.get_many([rid for rid, _ in wanted])
-        }
-        entries: list[tuple[Note, str]] = []
+        loaded = {note.id: note for note in await records.notes([rid for rid, _ in wanted])}
+        entries: list[tuple[NoteRecord, str]] = []
         for rid, level in wanted:
             note = loaded.get(rid)
             if note is None:
@@ -285,7 +395,7 @@ class ContextBuilder:
                 entries.append((note, level))
         self._add_loaded_notes(entries)
 
-    def _add_loaded_notes(self, entries: Iterable[tuple[Note, str]]) -> None:
+    def _add_loaded_notes(self, entries: Iterable[tuple[NoteRecord, str]]) -> None:
         for note, level in entries:
             size: ContextSize = "long" if "full content" in level else "short"
             self._add_uncounted(note.id or "", "note", note.get_context(context_size=size))

@@ -13,6 +13,7 @@ pub mod route;
 pub mod signals;
 mod span_merge;
 pub mod splittable;
+pub mod start_index;
 
 use std::borrow::Borrow;
 use std::ops::Range;

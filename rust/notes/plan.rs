@@ -45,6 +45,32 @@ pub struct Limits {
     pub min: usize,
 }
 
+impl Limits {
+    /// Limits that make sense together: `0 < min <= target_max` and
+    /// `0 < target_min <= target_max <= hard_max`.
+    pub fn new(
+        target_min: usize,
+        target_max: usize,
+        hard_max: usize,
+        min: usize,
+    ) -> crate::error::Result<Self> {
+        if !(0 < min && min <= target_max && 0 < target_min && target_min <= target_max)
+            || target_max > hard_max
+        {
+            return Err(crate::error::Error::InvalidArgument(format!(
+                "limits {:?}: need 0 < min <= target_max and 0 < target_min <= target_max <= hard_max",
+                (target_min, target_max, hard_max, min)
+            )));
+        }
+        Ok(Limits {
+            target_min,
+            target_max,
+            hard_max,
+            min,
+        })
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BlockKind {
     Blank,

@@ -286,6 +286,11 @@ pub fn first_h1(st: &Structure<'_>) -> Option<(usize, usize)> {
         .map(|h| h.title)
 }
 
+/// The text of the title [`first_h1`] finds.
+pub fn first_h1_text<'a>(st: &Structure<'a>) -> Option<&'a str> {
+    first_h1(st).and_then(|(a, b)| st.text.get(a..b))
+}
+
 /// Byte ranges masked from the link scan: fenced blocks and code spans,
 /// sorted and disjoint.
 fn code_regions(st: &Structure<'_>) -> Vec<(usize, usize)> {

@@ -313,3 +313,27 @@ fn attachment_extensions() {
     assert!(is_attachment_extension("canvas"));
     assert!(!is_attachment_extension("md"));
 }
+
+#[test]
+fn limits_must_be_ordered() {
+    assert!(Limits::new(250, 400, 700, 100).is_ok());
+    assert!(Limits::new(1, 1, 1, 1).is_ok());
+    for (a, b, c, d) in [
+        (0, 400, 700, 100),
+        (250, 400, 700, 0),
+        (500, 400, 700, 100),
+        (250, 400, 300, 100),
+        (250, 400, 700, 401),
+    ] {
+        let err = Limits::new(a, b, c, d).unwrap_err().to_string();
+        assert!(err.contains("need 0 < min"), "{err}");
+    }
+}
+
+#[test]
+fn first_h1_text_skips_code_and_empty_titles() {
+    let text = "```\n# not this\n```\n#\n## two\n# One *h*\nbody\n";
+    let st = scan::structure(text);
+    assert_eq!(scan::first_h1_text(&st), Some("One *h*"));
+    assert_eq!(scan::first_h1_text(&scan::structure("no heading\n")), None);
+}

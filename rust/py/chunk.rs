@@ -7,44 +7,53 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
+use super::chunk_record::{ChunkField, chunk_record, headings_tuple};
 use super::text::PyText;
 use crate::chunking::recursive::LengthFunction;
 use crate::records::{self, ContextHeaders};
 use crate::tokens::{Encoding, TokenLength};
 
-/// One chunk of a document (see `fastnotebook.chunkers`).
-#[pyclass(frozen, module = "fastnotebook._core", name = "Chunk")]
-pub struct PyChunk {
-    #[pyo3(get)]
-    pub(super) text: Py<PyString>,
-    #[pyo3(get)]
-    pub(super) start: usize,
-    #[pyo3(get)]
-    pub(super) end: usize,
-    #[pyo3(get)]
-    pub(super) start_line: usize,
-    #[pyo3(get)]
-    pub(super) end_line: usize,
-    #[pyo3(get)]
-    pub(super) index: usize,
-    #[pyo3(get)]
-    pub(super) id: Py<PyString>,
-    #[pyo3(get)]
-    pub(super) prev_id: Option<Py<PyString>>,
-    #[pyo3(get)]
-    pub(super) next_id: Option<Py<PyString>>,
-    #[pyo3(get)]
-    pub(super) headings: Py<PyTuple>,
-    /// Counted in Rust on first use (unless the unit was tokens), then kept.
-    pub(super) tokens: OnceLock<usize>,
-    pub(super) encoding: Encoding,
-    #[pyo3(get)]
-    pub(super) char_count: usize,
-    #[pyo3(get)]
-    pub(super) metadata: Py<PyDict>,
-    #[pyo3(get)]
-    pub(super) embed_text: Py<PyString>,
-}
+chunk_record!(
+    /// One chunk of a document (see `fastnotebook.chunkers`).
+    PyChunk,
+    "Chunk",
+    order = [
+        text,
+        start,
+        end,
+        start_line,
+        end_line,
+        index,
+        id,
+        prev_id,
+        next_id,
+        headings,
+        token_count,
+        char_count,
+        metadata,
+        embed_text,
+    ],
+    stored = [
+        text: Py<PyString>,
+        start: usize,
+        end: usize,
+        start_line: usize,
+        end_line: usize,
+        index: usize,
+        id: Py<PyString>,
+        prev_id: Option<Py<PyString>>,
+        next_id: Option<Py<PyString>>,
+        headings: Py<PyTuple>,
+        char_count: usize,
+        metadata: Py<PyDict>,
+        embed_text: Py<PyString>,
+    ],
+    hidden = [
+        /// Counted in Rust on first use (unless the unit was tokens), then kept.
+        tokens: OnceLock<usize>,
+        encoding: Encoding,
+    ],
+);
 
 pub(super) fn known(count: Option<usize>) -> OnceLock<usize> {
     let cell = OnceLock::new();
@@ -54,69 +63,28 @@ pub(super) fn known(count: Option<usize>) -> OnceLock<usize> {
     cell
 }
 
-const FIELDS: [&str; 14] = [
-    "text",
-    "start",
-    "end",
-    "start_line",
-    "end_line",
-    "index",
-    "id",
-    "prev_id",
-    "next_id",
-    "headings",
-    "token_count",
-    "char_count",
-    "metadata",
-    "embed_text",
-];
-
 impl PyChunk {
-    fn field<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match name {
-            "text" => self.text.bind(py).clone().into_any(),
-            "start" => self.start.into_pyobject(py)?.into_any(),
-            "end" => self.end.into_pyobject(py)?.into_any(),
-            "start_line" => self.start_line.into_pyobject(py)?.into_any(),
-            "end_line" => self.end_line.into_pyobject(py)?.into_any(),
-            "index" => self.index.into_pyobject(py)?.into_any(),
-            "id" => self.id.bind(py).clone().into_any(),
-            "prev_id" => self.prev_id.clone_ref_opt(py).into_pyobject(py)?.into_any(),
-            "next_id" => self.next_id.clone_ref_opt(py).into_pyobject(py)?.into_any(),
-            "headings" => self.headings.bind(py).clone().into_any(),
-            "token_count" => self.token_count(py)?.into_pyobject(py)?.into_any(),
-            "char_count" => self.char_count.into_pyobject(py)?.into_any(),
-            "metadata" => self.metadata.bind(py).clone().into_any(),
-            "embed_text" => self.embed_text.bind(py).clone().into_any(),
+    /// `token_count`, the one field not stored as it is read.
+    fn computed_field<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        match name {
+            "token_count" => Ok(self.token_count(py)?.into_pyobject(py)?.into_any()),
+            other => Err(PyTypeError::new_err(format!(
+                "Chunk has no field {other:?}"
+            ))),
+        }
+    }
+
+    fn set_computed_field(&mut self, name: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        match name {
+            "token_count" => self.tokens = known(Some(value.extract()?)),
             other => {
                 return Err(PyTypeError::new_err(format!(
-                    "Chunk has no field {other:?}"
+                    "Chunk has no field {other:?}; fields: {}",
+                    Self::FIELDS.join(", ")
                 )));
             }
-        })
-    }
-}
-
-trait CloneRefOpt {
-    fn clone_ref_opt(&self, py: Python<'_>) -> Self;
-}
-
-impl CloneRefOpt for Option<Py<PyString>> {
-    fn clone_ref_opt(&self, py: Python<'_>) -> Self {
-        self.as_ref().map(|s| s.clone_ref(py))
-    }
-}
-
-fn opt_string(value: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<Py<PyString>>> {
-    match value {
-        None => Ok(None),
-        Some(v) if v.is_none() => Ok(None),
-        Some(v) => Ok(Some(
-            v.cast::<PyString>()
-                .map_err(|_| PyTypeError::new_err(format!("{name} must be a str or None")))?
-                .clone()
-                .unbind(),
-        )),
+        }
+        Ok(())
     }
 }
 
@@ -185,28 +153,7 @@ impl PyChunk {
         };
         for (key, value) in changes.iter() {
             let key: String = key.extract()?;
-            match key.as_str() {
-                "text" => out.text = value.cast::<PyString>()?.clone().unbind(),
-                "start" => out.start = value.extract()?,
-                "end" => out.end = value.extract()?,
-                "start_line" => out.start_line = value.extract()?,
-                "end_line" => out.end_line = value.extract()?,
-                "index" => out.index = value.extract()?,
-                "id" => out.id = value.cast::<PyString>()?.clone().unbind(),
-                "prev_id" => out.prev_id = opt_string(Some(&value), "prev_id")?,
-                "next_id" => out.next_id = opt_string(Some(&value), "next_id")?,
-                "headings" => out.headings = headings_tuple(&value)?,
-                "token_count" => out.tokens = known(Some(value.extract()?)),
-                "char_count" => out.char_count = value.extract()?,
-                "metadata" => out.metadata = value.cast::<PyDict>()?.clone().unbind(),
-                "embed_text" => out.embed_text = value.cast::<PyString>()?.clone().unbind(),
-                other => {
-                    return Err(PyTypeError::new_err(format!(
-                        "Chunk has no field {other:?}; fields: {}",
-                        FIELDS.join(", ")
-                    )));
-                }
-            }
+            out.set_field(&key, &value)?;
         }
         if changes.contains("text")? {
             if !changes.contains("token_count")? {
@@ -244,7 +191,7 @@ impl PyChunk {
     /// The fields as a dict (`headings` a list, `metadata` a copy).
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
-        for name in FIELDS {
+        for name in Self::FIELDS {
             let v = self.field(py, name)?;
             match name {
                 "headings" => d.set_item(name, PyList::new(py, v.cast::<PyTuple>()?.iter())?)?,
@@ -260,7 +207,7 @@ impl PyChunk {
             return Ok(false);
         };
         let other = other.get();
-        for name in FIELDS {
+        for name in Self::FIELDS {
             if !self.field(py, name)?.eq(other.field(py, name)?)? {
                 return Ok(false);
             }
@@ -293,37 +240,6 @@ impl PyChunk {
             ],
         )
     }
-}
-
-impl PyChunk {
-    pub(super) fn copy(&self, py: Python<'_>) -> Self {
-        PyChunk {
-            text: self.text.clone_ref(py),
-            start: self.start,
-            end: self.end,
-            start_line: self.start_line,
-            end_line: self.end_line,
-            index: self.index,
-            id: self.id.clone_ref(py),
-            prev_id: self.prev_id.clone_ref_opt(py),
-            next_id: self.next_id.clone_ref_opt(py),
-            headings: self.headings.clone_ref(py),
-            tokens: self.tokens.clone(),
-            encoding: self.encoding,
-            char_count: self.char_count,
-            metadata: self.metadata.clone_ref(py),
-            embed_text: self.embed_text.clone_ref(py),
-        }
-    }
-}
-
-fn headings_tuple(value: &Bound<'_, PyAny>) -> PyResult<Py<PyTuple>> {
-    let items: Vec<String> = value
-        .try_iter()?
-        .map(|item| item?.extract::<String>())
-        .collect::<PyResult<_>>()
-        .map_err(|_| PyTypeError::new_err("headings must be an iterable of str"))?;
-    Ok(PyTuple::new(value.py(), items)?.unbind())
 }
 
 /// The chunks again with `index`, `id`, `prev_id`, `next_id`, `char_count`

@@ -3,7 +3,8 @@
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-use super::text::{PyTextWithoutSurrogates, code_units, new_string};
+use super::strings::new_string;
+use super::text::{PyTextWithoutSurrogates, code_units};
 use crate::cleaning;
 use crate::for_width;
 use crate::text::CodeUnit;

@@ -4,16 +4,23 @@
 mod args;
 mod cbor;
 mod chunk;
+mod chunk_record;
+mod chunked;
 mod chunking;
 mod cleaning;
 #[cfg(feature = "test-hooks")]
 mod hooks;
 mod langchain;
+mod langchain_documents;
 mod notes;
+mod notes_body;
 mod notes_graph;
+mod notes_plan;
 mod notes_records;
 mod pooling;
 mod records;
+mod splitters;
+mod strings;
 mod text;
 mod tokens;
 mod values;
@@ -65,10 +72,12 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     chunking::register(m)?;
     cleaning::register(m)?;
     langchain::register(m)?;
+    langchain_documents::register(m)?;
     notes::register(m)?;
     notes_graph::register(m)?;
     pooling::register(m)?;
     records::register(m)?;
+    splitters::register(m)?;
     tokens::register(m)?;
     vector_search::register(m)
 }

@@ -1,46 +1,24 @@
 //! Bindings of the note vault rules ([`crate::notes`]) for
-//! `fastnotebook.notes`: byte offsets become code-point offsets here; the
-//! work runs with the GIL released; the records (`NoteLink`, `NoteChunk`,
-//! `Edge`) are built here.
+//! `fastnotebook.notes`: the body as Rust text and the records made of it
+//! are in [`super::notes_body`], the chunk plan in [`super::notes_plan`], the
+//! graph in [`super::notes_graph`]; the work runs with the GIL released.
 
-use pyo3::IntoPyObjectExt;
-use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
-use rustc_hash::FxHashMap;
+use pyo3::types::{PyBytes, PyString, PyTuple};
 
 use super::args::Parsed;
-use super::notes_records::NoteLink;
-use super::text::{PyText, str_slice};
-use crate::notes::{self, edges, plan, scan};
-use crate::text::CharOffsets;
+#[cfg(feature = "test-hooks")]
+use super::notes_body::opt_text;
+use super::notes_body::{Body, Chars, found_links, note_links, surrogatepass_bytes};
+use super::notes_plan::{NotePlan, limits_arg, note_plan, plan_rows};
+use super::strings::str_slice;
+use super::text::PyText;
+use crate::notes::{self, plan, scan};
 use crate::tokens::Encoding;
-
-/// Byte offsets of a text to code points, for offsets given in increasing
-/// order (ASCII text: the identity).
-struct Chars<'a> {
-    ascii: bool,
-    offsets: CharOffsets<'a>,
-}
-
-impl<'a> Chars<'a> {
-    fn new(text: &'a str) -> Self {
-        Chars {
-            ascii: text.is_ascii(),
-            offsets: CharOffsets::new(text),
-        }
-    }
-
-    fn of(&mut self, byte: usize) -> usize {
-        if self.ascii {
-            byte
-        } else {
-            self.offsets.of(byte)
-        }
-    }
-}
+#[cfg(feature = "test-hooks")]
+use pyo3::types::PyList;
 
 /// Length in code points of the front matter block at the top of `raw`.
 #[pyfunction]
@@ -59,52 +37,6 @@ fn _notes_normalise<'py>(
 ) -> PyResult<Bound<'py, PyString>> {
     let out = py.detach(|| notes::normalise(text.as_str(), canonical));
     text.to_py(py, &out)
-}
-
-/// A note body as Rust text: a Python `str` (transcoded unless ASCII) or
-/// the UTF-8 bytes of the note's file from the body's first byte.
-enum Body {
-    Text(PyText),
-    Utf8 { data: PyBackedBytes, offset: usize },
-}
-
-impl Body {
-    fn utf8(data: PyBackedBytes, offset: usize) -> PyResult<Self> {
-        match data.get(offset..).map(std::str::from_utf8) {
-            Some(Ok(_)) => Ok(Body::Utf8 { data, offset }),
-            _ => Err(PyValueError::new_err(
-                "the note's bytes from the offset of its body are not UTF-8",
-            )),
-        }
-    }
-
-    fn as_str(&self) -> &str {
-        match self {
-            Body::Text(text) => text.as_str(),
-            Body::Utf8 { data, offset } => {
-                let bytes = data.get(*offset..).unwrap_or_default();
-                // SAFETY: `Body::utf8` checked that these bytes are UTF-8, and
-                // the bytes object they belong to never changes.
-                unsafe { std::str::from_utf8_unchecked(bytes) }
-            }
-        }
-    }
-
-    /// A Python `str` for text derived from the body (its lone surrogates,
-    /// if any, restored).
-    fn to_py<'py>(&self, py: Python<'py>, s: &str) -> PyResult<Bound<'py, PyString>> {
-        match self {
-            Body::Text(text) => text.to_py(py, s),
-            Body::Utf8 { .. } => Ok(PyString::new(py, s)),
-        }
-    }
-
-    fn surrogates(&self) -> Option<crate::text::SurrogateMap> {
-        match self {
-            Body::Text(text) => text.surrogates(),
-            Body::Utf8 { .. } => None,
-        }
-    }
 }
 
 /// A note file's bytes as `(raw, frontmatter_text, body, offset of the body
@@ -138,156 +70,6 @@ fn _notes_split_data<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Option<Split
     Ok(Some((raw, frontmatter, body, end)))
 }
 
-/// The links of a body as the scan found them, with code-point offsets.
-fn found_links<'a>(text: &'a str, raw: &[scan::RawLink]) -> Vec<edges::Found<'a>> {
-    let mut chars = Chars::new(text);
-    raw.iter()
-        .map(|l| {
-            let mut f = edges::found(text, l);
-            f.start = chars.of(f.start);
-            f.end = chars.of(f.end);
-            f
-        })
-        .collect()
-}
-
-fn opt_text<'py>(body: &Body, py: Python<'py>, s: Option<&str>) -> PyResult<Bound<'py, PyAny>> {
-    match s {
-        Some(s) => Ok(body.to_py(py, s)?.into_any()),
-        None => Ok(py.None().into_bound(py)),
-    }
-}
-
-fn link_kind(py: Python<'_>, kind: edges::LinkKind) -> &Bound<'_, PyString> {
-    match kind {
-        edges::LinkKind::Wikilink => intern!(py, "wikilink"),
-        edges::LinkKind::Embed => intern!(py, "embed"),
-        edges::LinkKind::Markdown => intern!(py, "markdown"),
-    }
-}
-
-/// The `NoteLink`s of a body (see `edges::note_link`).
-fn note_links<'py>(
-    py: Python<'py>,
-    body: &Body,
-    found: &[edges::Found<'_>],
-) -> PyResult<Bound<'py, PyTuple>> {
-    let mut out: Vec<Bound<'py, NoteLink>> = Vec::with_capacity(found.len());
-    // One `str` per distinct target of the note (targets repeat).
-    let mut targets: FxHashMap<String, Bound<'py, PyString>> = FxHashMap::default();
-    for l in found.iter().filter_map(edges::note_link) {
-        let target = match targets.get(l.target.as_ref()) {
-            Some(t) => t.clone(),
-            None => {
-                let t = body.to_py(py, &l.target)?;
-                targets.insert(l.target.to_string(), t.clone());
-                t
-            }
-        };
-        out.push(NoteLink::from_values(
-            py,
-            [
-                link_kind(py, l.kind).clone().into_any(),
-                target.into_any(),
-                opt_text(body, py, l.heading.as_deref())?,
-                opt_text(body, py, l.block.as_deref())?,
-                opt_text(body, py, l.display)?,
-                l.start.into_bound_py_any(py)?,
-                l.end.into_bound_py_any(py)?,
-                l.in_suggestions.into_bound_py_any(py)?,
-            ],
-        )?);
-    }
-    PyTuple::new(py, out)
-}
-
-fn h1_of(st: &scan::Structure<'_>) -> Option<String> {
-    scan::first_h1(st).and_then(|(a, b)| st.text.get(a..b).map(str::to_string))
-}
-
-fn limits_arg(limits: (usize, usize, usize, usize)) -> PyResult<plan::Limits> {
-    let (target_min, target_max, hard_max, min) = limits;
-    if !(0 < min && min <= target_max && 0 < target_min && target_min <= target_max)
-        || target_max > hard_max
-    {
-        return Err(PyValueError::new_err(format!(
-            "limits {limits:?}: need 0 < min <= target_max and 0 < target_min <= target_max <= hard_max"
-        )));
-    }
-    Ok(plan::Limits {
-        target_min,
-        target_max,
-        hard_max,
-        min,
-    })
-}
-
-/// One planned chunk in code points: its span, where its embed text
-/// starts, tokens, lines (1-based), its section path (indices into the
-/// plan's titles), a quote of its own, oversized, the block kind.
-pub(super) struct PlanRow {
-    pub(super) start: usize,
-    pub(super) end: usize,
-    pub(super) overlap_start: usize,
-    pub(super) tokens: usize,
-    pub(super) first_line: usize,
-    pub(super) last_line: usize,
-    pub(super) path: Vec<usize>,
-    pub(super) own: bool,
-    pub(super) oversized: bool,
-    pub(super) block: Option<plan::BlockKind>,
-}
-
-/// The chunk plan of one note body (what `chunk_note` makes its chunks of).
-#[pyclass(frozen, module = "fastnotebook._core", name = "_NotePlan")]
-pub struct NotePlan {
-    pub(super) rows: Vec<PlanRow>,
-    /// The heading titles of the body, in order.
-    pub(super) titles: Vec<Py<PyString>>,
-}
-
-#[pymethods]
-impl NotePlan {
-    fn __len__(&self) -> usize {
-        self.rows.len()
-    }
-}
-
-fn plan_rows(st: &scan::Structure<'_>, planned: &[plan::Planned]) -> Vec<PlanRow> {
-    let text = st.text;
-    let mut spans = Chars::new(text);
-    let mut overlaps = Chars::new(text);
-    planned
-        .iter()
-        .map(|p| PlanRow {
-            start: spans.of(p.start),
-            end: spans.of(p.end),
-            overlap_start: overlaps.of(p.overlap_start),
-            tokens: p.tokens,
-            first_line: p.first_line + 1,
-            last_line: p.last_line + 1,
-            path: p.path.clone(),
-            own: p.own,
-            oversized: p.oversized,
-            block: p.block,
-        })
-        .collect()
-}
-
-fn note_plan(
-    py: Python<'_>,
-    body: &Body,
-    st: &scan::Structure<'_>,
-    rows: Vec<PlanRow>,
-) -> PyResult<NotePlan> {
-    let titles = st
-        .headings
-        .iter()
-        .map(|h| Ok(body.to_py(py, st.heading_title(h))?.unbind()))
-        .collect::<PyResult<Vec<_>>>()?;
-    Ok(NotePlan { rows, titles })
-}
-
 /// The chunk plan of a note body (see `notes::plan`).
 #[pyfunction]
 #[pyo3(signature = (body, limits, overlap = 50, encoding = "o200k_base"))]
@@ -309,29 +91,6 @@ fn _notes_chunk(
         (st, rows)
     });
     note_plan(py, &body, &st, rows)
-}
-
-/// Rust text derived from a body as UTF-8 bytes with the body's lone
-/// surrogates restored (`str.encode("utf-8", "surrogatepass")`).
-fn surrogatepass_bytes<'py>(py: Python<'py>, body: &Body, s: &str) -> Bound<'py, PyBytes> {
-    match body.surrogates() {
-        Some(map) if map.touches(s) => {
-            let mut out = Vec::with_capacity(s.len());
-            for cp in map.restore(s) {
-                match char::from_u32(cp) {
-                    Some(c) => out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
-                    // A lone surrogate: its three-byte form.
-                    None => out.extend_from_slice(&[
-                        0xE0 | (cp >> 12) as u8,
-                        0x80 | ((cp >> 6) & 0x3F) as u8,
-                        0x80 | (cp & 0x3F) as u8,
-                    ]),
-                }
-            }
-            PyBytes::new(py, &out)
-        }
-        _ => PyBytes::new(py, s.as_bytes()),
-    }
 }
 
 /// Everything of one body in one pass over its structure: (links, first H1,
@@ -380,8 +139,8 @@ fn _notes_body<'py>(
         (st, found, normalised, rows)
     });
     let links = note_links(py, &body, &found)?;
-    let h1 = match h1_of(&st) {
-        Some(h) => Some(body.to_py(py, &h)?),
+    let h1 = match scan::first_h1_text(&st) {
+        Some(h) => Some(body.to_py(py, h)?),
         None => None,
     };
     let normalised = normalised.map(|n| surrogatepass_bytes(py, &body, &n));
@@ -425,40 +184,13 @@ fn _notes_link_rows<'py>(
     Ok(rows)
 }
 
-/// Test hook: the rows of a chunk plan: (start, end, overlap start, tokens,
-/// first line, last line, section path, own quote, oversized, block kind).
-#[cfg(feature = "test-hooks")]
-#[pyfunction]
-fn _notes_plan_rows<'py>(
-    py: Python<'py>,
-    plan: PyRef<'py, NotePlan>,
-) -> PyResult<Bound<'py, PyList>> {
-    let rows = PyList::empty(py);
-    for r in &plan.rows {
-        let path: Vec<&Py<PyString>> = r.path.iter().map(|&h| &plan.titles[h]).collect();
-        rows.append((
-            r.start,
-            r.end,
-            r.overlap_start,
-            r.tokens,
-            r.first_line,
-            r.last_line,
-            path,
-            r.own,
-            r.oversized,
-            r.block.map(plan::BlockKind::name),
-        ))?;
-    }
-    Ok(rows)
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     #[cfg(feature = "test-hooks")]
     {
         m.add_function(wrap_pyfunction!(_notes_link_rows, m)?)?;
-        m.add_function(wrap_pyfunction!(_notes_plan_rows, m)?)?;
+        super::notes_plan::register_hooks(m)?;
     }
-    m.add_class::<NotePlan>()?;
+    super::notes_plan::register(m)?;
     m.add_function(wrap_pyfunction!(_notes_frontmatter_end, m)?)?;
     m.add_function(wrap_pyfunction!(_notes_normalise, m)?)?;
     m.add_function(wrap_pyfunction!(_notes_chunk, m)?)?;

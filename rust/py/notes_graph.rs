@@ -9,9 +9,10 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use super::notes::NotePlan;
+use super::notes_plan::NotePlan;
 use super::notes_records::{Edge, NoteChunk, NoteLink};
-use super::text::{PyText, str_slice};
+use super::strings::str_slice;
+use super::text::PyText;
 use super::values::value_to_py;
 use crate::notes::edges;
 use crate::records;

@@ -31,6 +31,7 @@ from fastnotebook.app.database.connection import (
     open_database,
     set_database,
 )
+from fastnotebook.app.domain.context import DatabaseRecords
 from fastnotebook.context_builder import ContextBuilder
 from fastnotebook.errors import DatabaseOperationError, InvalidInputError, NotFoundError
 
@@ -91,7 +92,9 @@ def create_app(database: Database | None = None) -> FastAPI:
     @app.post("/chat/context")
     async def chat_context(request: ContextRequest) -> dict[str, Any]:
         config = request.context_config.to_config()
-        builder = ContextBuilder(notebook_id=request.notebook_id, context_config=config)
+        builder = ContextBuilder(
+            notebook_id=request.notebook_id, context_config=config, records=DatabaseRecords()
+        )
         return await builder.build()
 
     @app.get("/notebooks/{notebook_id}/context")
@@ -103,6 +106,7 @@ def create_app(database: Database | None = None) -> FastAPI:
     ) -> dict[str, Any]:
         builder = ContextBuilder(
             notebook_id=notebook_id,
+            records=DatabaseRecords(),
             max_tokens=max_tokens,
             include_insights=include_insights,
             include_notes=include_notes,
