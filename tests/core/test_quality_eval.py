@@ -124,7 +124,7 @@ def test_locate_finds_overlapping_and_rejoined_chunks() -> None:
     ]
     assert quality.locate(text, ["four  \nfive"]) == [(30, 40)]
     # A thin space dropped inside a line (Open Notebook's Markdown path).
-    assert quality.locate("x \u0394\u2009In the y", ["\u0394In the"]) == [(2, 11)]
+    assert quality.locate("x \u0394\u2009In the y", ["\u0394In the"]) == [(2, 10)]
     with pytest.raises(ValueError, match="not in the corpus"):
         quality.locate(text, ["six"])
 
