@@ -309,6 +309,7 @@ class _Chunker:
         context_headers: str | None,
         separators: list[str] | None,
         min_chunk_size: int | None = None,
+        keep_separator: Literal["start", "end"] | None = None,
     ) -> _Chunker: ...
     @property
     def key(self) -> str: ...

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from esperanto import EmbeddingModel
 
 __all__ = [
+    "SENTENCE_SEPARATORS",
     "STRATEGIES",
     "Chunk",
     "ContextHeaders",
@@ -50,6 +51,15 @@ STRATEGIES: tuple[str, ...] = (*_core.CHUNK_STRATEGIES, *SEMANTIC)
 
 Embed: TypeAlias = Callable[[list[str]], Any]
 """An embedding function: texts in, an array-like of shape ``(len(texts), dim)`` out."""
+
+SENTENCE_SEPARATORS: tuple[str, ...] = ("\n\n", "\n", ". ", "? ", "! ", " ", "")
+"""The ``recursive`` strategy's separators that cut between sentences before
+words: with ``keep_separator="end"`` each sentence keeps its punctuation
+(``docs/strategies.md``, "Sentence ends")."""
+
+KeepSeparator: TypeAlias = Literal["start", "end"]
+"""Where the ``recursive`` strategy puts a separator it cuts at: at the start
+of the next piece (LangChain's default) or at the end of the preceding one."""
 
 DEFAULT_MODEL = "default"
 """``embed="default"``: the offline default model (all-MiniLM-L6-v2, int8 ONNX;
@@ -113,6 +123,7 @@ def chunk(
     doc_id: str | None = None,
     post_processors: Iterable[PostProcessor] = (),
     separators: Sequence[str] | None = None,
+    keep_separator: KeepSeparator | None = None,
     embed: Embed | EmbeddingModel | Literal["default"] | None = None,
     threshold_type: ThresholdType = "percentile",
     threshold: float | None = None,
@@ -135,6 +146,13 @@ def chunk(
     ``index``, ``id``, ``prev_id``, ``next_id``, ``char_count`` and
     ``token_count`` are computed again.
 
+    The ``recursive`` strategy cuts at the first of ``separators`` (default
+    ``["\\n\\n", "\\n", " ", ""]``) that occurs and keeps the separator at the
+    start of the next piece, or with ``keep_separator="end"`` at the end of
+    the preceding one: ``separators=SENTENCE_SEPARATORS,
+    keep_separator="end"`` cuts between sentences before words, each keeping
+    its ``". "``.
+
     The semantic strategies take their embeddings from ``embed``: a callable
     ``list[str] -> array (n, dim)``, an esperanto embedding model (its
     ``embed`` method; e.g. ``AIFactory.create_embedding("openai", ...)``), or
@@ -144,6 +162,8 @@ def chunk(
     if strategy in SEMANTIC:
         if min_chunk_size is not None:
             raise ValueError("min_chunk_size is an option of the 'markdown' strategy")
+        if keep_separator is not None:
+            raise ValueError("keep_separator is an option of the 'recursive' strategy only")
         chunks, key = _semantic(
             text,
             strategy,
@@ -175,6 +195,7 @@ def chunk(
         context_headers,
         None if separators is None else list(separators),
         min_chunk_size,
+        keep_separator,
     )
     chunks = chunker.chunk(text, doc_id)
     return _post_process(chunks, post_processors, chunker.key, doc_id, encoding)
@@ -279,6 +300,7 @@ def chunk_many(
     post_processors: Iterable[PostProcessor] = (),
     separators: Sequence[str] | None = None,
     min_chunk_size: int | None = None,
+    keep_separator: KeepSeparator | None = None,
 ) -> list[list[Chunk]]:
     """:func:`chunk` of each text (``doc_ids[i]`` as its ``doc_id``), on all
     cores with the GIL released: the same chunks as one call per text.
@@ -304,6 +326,7 @@ def chunk_many(
         context_headers,
         None if separators is None else list(separators),
         min_chunk_size,
+        keep_separator,
     )
     lists = chunker.chunk_many(list(texts), ids)
     key = chunker.key

@@ -86,6 +86,22 @@ pub enum KeepSeparator {
     End,
 }
 
+impl std::str::FromStr for KeepSeparator {
+    type Err = crate::error::Error;
+
+    /// `"start"` or `"end"` (dropping a separator changes the text, so it is
+    /// not a name here).
+    fn from_str(name: &str) -> crate::error::Result<Self> {
+        match name {
+            "start" => Ok(KeepSeparator::Start),
+            "end" => Ok(KeepSeparator::End),
+            other => Err(crate::error::Error::InvalidArgument(format!(
+                "keep_separator must be 'start' or 'end', got {other:?}"
+            ))),
+        }
+    }
+}
+
 /// One chunk: a range of the input, or text that is not one (only when
 /// separators are discarded and a repeated separator had to be re-joined).
 #[derive(Clone, Debug, PartialEq, Eq)]

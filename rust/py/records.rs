@@ -16,7 +16,7 @@ use super::chunk::{PyChunk, known};
 use super::text::{PyText, UnreadText, detach_unless_short};
 use super::values::value_to_py;
 use crate::batch;
-use crate::chunking::recursive::CharLength;
+use crate::chunking::recursive::{CharLength, KeepSeparator};
 use crate::records::strategies::semantic::{Threshold, ThresholdType};
 use crate::records::{self, Chunked, ContextHeaders, Options, Strategy, UnitName};
 use crate::text::Surrogates;
@@ -42,7 +42,7 @@ impl PyChunker {
     #[new]
     #[pyo3(signature = (
         strategy, chunk_size, overlap, max_size, unit, encoding, context_headers, separators,
-        min_chunk_size = None
+        min_chunk_size = None, keep_separator = None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -55,15 +55,27 @@ impl PyChunker {
         context_headers: Option<Parsed<ContextHeaders>>,
         separators: Option<Vec<String>>,
         min_chunk_size: Option<i64>,
+        keep_separator: Option<Parsed<KeepSeparator>>,
     ) -> PyResult<Self> {
         let Parsed(mut strategy) = strategy;
         if let Some(separators) = separators {
-            let Strategy::Recursive { separators: own } = &mut strategy else {
+            let Strategy::Recursive {
+                separators: own, ..
+            } = &mut strategy
+            else {
                 return Err(PyValueError::new_err(
                     "separators is an option of the 'recursive' strategy only",
                 ));
             };
             *own = separators;
+        }
+        if let Some(Parsed(keep_separator)) = keep_separator {
+            let Strategy::Recursive { keep, .. } = &mut strategy else {
+                return Err(PyValueError::new_err(
+                    "keep_separator is an option of the 'recursive' strategy only",
+                ));
+            };
+            *keep = keep_separator;
         }
         let chunk_size = size_arg("chunk_size", chunk_size)?;
         let (unit, function) = unit_arg(&unit)?;

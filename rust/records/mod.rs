@@ -166,8 +166,12 @@ pub const HEADER_SEPARATOR: &str = "\n\n";
 #[derive(Clone, Debug, PartialEq)]
 pub enum Strategy {
     /// LangChain's `RecursiveCharacterTextSplitter` (literal separators,
-    /// kept at the start of the next piece, chunks stripped).
-    Recursive { separators: Vec<String> },
+    /// kept at the start of the next piece, or with `keep` at the end of
+    /// the preceding one; chunks stripped).
+    Recursive {
+        separators: Vec<String>,
+        keep: KeepSeparator,
+    },
     /// Fixed windows of tokens.
     Token,
     /// Header-aware Markdown.
@@ -199,6 +203,7 @@ impl std::str::FromStr for Strategy {
         match name {
             "recursive" => Ok(Strategy::Recursive {
                 separators: Vec::new(),
+                keep: KeepSeparator::Start,
             }),
             "token" => Ok(Strategy::Token),
             "markdown" => Ok(Strategy::Markdown),
@@ -318,9 +323,18 @@ impl Options {
     /// What the ids hash besides the chunk: every option but `doc_id`
     /// (which prefixes them) and `context_headers` (which changes no chunk).
     pub fn id_key(&self) -> String {
+        // The default `keep` is left out, so that the ids stay those of
+        // the strategy before it had the option.
+        let strategy = match &self.strategy {
+            Strategy::Recursive {
+                separators,
+                keep: KeepSeparator::Start,
+            } => format!("Recursive {{ separators: {separators:?} }}"),
+            other => format!("{other:?}"),
+        };
         let key = format!(
-            "{:?}|{}|{}|{}|{:?}|{}",
-            self.strategy,
+            "{}|{}|{}|{}|{:?}|{}",
+            strategy,
             self.chunk_size,
             self.overlap,
             self.max_size,

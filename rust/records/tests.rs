@@ -22,6 +22,7 @@ fn tokens() -> TokenLength {
 fn recursive() -> Strategy {
     Strategy::Recursive {
         separators: Vec::new(),
+        keep: KeepSeparator::Start,
     }
 }
 
@@ -376,4 +377,87 @@ fn token_windows_start_on_a_letter_not_its_mark() {
     let records = chunk(&source, &o, &t, Some(&t)).unwrap().records;
     check_cuts(&source, &records, 40, &t);
     assert_eq!(records.last().unwrap().range.end, source.len());
+}
+
+fn sentences(keep: KeepSeparator) -> Strategy {
+    Strategy::Recursive {
+        separators: ["\n\n", "\n", ". ", "? ", "! ", " ", ""]
+            .map(String::from)
+            .to_vec(),
+        keep,
+    }
+}
+
+fn texts(source: &str, strategy: Strategy, size: usize) -> Vec<String> {
+    chunk(
+        source,
+        &options(strategy, size, 0),
+        &CharLength,
+        Some(&tokens()),
+    )
+    .unwrap()
+    .records
+    .iter()
+    .map(|r| r.text(source).to_string())
+    .collect()
+}
+
+#[test]
+fn keep_separator_end_leaves_sentence_ends_with_their_sentence() {
+    let source = "One two three. Four five six? Seven eight nine! Ten eleven.";
+    let end = texts(source, sentences(KeepSeparator::End), 32);
+    assert_eq!(
+        end,
+        [
+            "One two three.",
+            "Four five six?",
+            "Seven eight nine! Ten eleven."
+        ]
+    );
+    // Kept at the start, the punctuation opens the next chunk instead.
+    let start = texts(source, sentences(KeepSeparator::Start), 32);
+    assert_eq!(
+        start,
+        [
+            "One two three",
+            ". Four five six",
+            "? Seven eight nine! Ten eleven."
+        ]
+    );
+}
+
+#[test]
+fn keep_separator_end_keeps_the_ids_of_the_default_apart() {
+    let source = "Alpha beta. Gamma delta. Epsilon zeta.";
+    let id = |strategy| {
+        chunk(
+            source,
+            &options(strategy, 400, 0),
+            &CharLength,
+            Some(&tokens()),
+        )
+        .unwrap()
+        .records[0]
+            .id
+            .clone()
+    };
+    let default = options(recursive(), 400, 0).id_key();
+    assert_eq!(
+        default,
+        "Recursive { separators: [] }|400|0|400|Chars|o200k_base"
+    );
+    assert_ne!(
+        id(sentences(KeepSeparator::End)),
+        id(sentences(KeepSeparator::Start))
+    );
+}
+
+#[test]
+fn keep_separator_parses_start_and_end_only() {
+    assert_eq!("end".parse::<KeepSeparator>().unwrap(), KeepSeparator::End);
+    assert_eq!(
+        "start".parse::<KeepSeparator>().unwrap(),
+        KeepSeparator::Start
+    );
+    assert!("discard".parse::<KeepSeparator>().is_err());
 }

@@ -123,6 +123,8 @@ def test_locate_finds_overlapping_and_rejoined_chunks() -> None:
         (23, 34),
     ]
     assert quality.locate(text, ["four  \nfive"]) == [(30, 40)]
+    # A thin space dropped inside a line (Open Notebook's Markdown path).
+    assert quality.locate("x \u0394\u2009In the y", ["\u0394In the"]) == [(2, 10)]
     with pytest.raises(ValueError, match="not in the corpus"):
         quality.locate(text, ["six"])
 
@@ -217,8 +219,10 @@ def test_the_command_line(tmp_path: Path) -> None:
     pytest.importorskip("static_model", reason="the static offline model is not installed")
     root = tmp_path / "root"
     (root / "docs").mkdir(parents=True)
-    for name in ("README.md", "docs/quality.md"):
-        (root / name).write_text("x\n<!-- quality:begin -->\nold\n<!-- quality:end -->\ny\n")
+    table = "x\n<!-- quality:begin -->\nold\n<!-- quality:end -->\ny\n"
+    (root / "README.md").write_text(table)
+    corpora = "<!-- quality-corpora:begin -->\nold\n<!-- quality-corpora:end -->\n"
+    (root / "docs/quality.md").write_text(table + corpora)
     command = [sys.executable, "-m", "fastnotebook", "eval", "--data", str(FIXTURE),
                "-c", "recursive", "-c", "semchunk,size=150", "--sizes", "100,200",
                "--model", "fastnotebook-static:tokenlearn-static-64", "--out",
@@ -231,6 +235,8 @@ def test_the_command_line(tmp_path: Path) -> None:
         assert (tmp_path / "out" / name).is_file()
     readme = (root / "README.md").read_text()
     assert "old" not in readme and "| fastnotebook recursive 100 tokens |" in readme
+    page = (root / "docs/quality.md").read_text()
+    assert "old" not in page and "Recall / IoU / precision-Ω (%) per corpus" in page
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,9 @@ use super::{Options, Raw, Split, Strategy};
 /// Runs the options' strategy.
 pub fn split<L: LengthFunction<str>>(source: &str, options: &Options, length: &L) -> Result<Split> {
     match &options.strategy {
-        Strategy::Recursive { separators } => recursive(source, options, separators, length),
+        Strategy::Recursive { separators, keep } => {
+            recursive(source, options, separators, *keep, length)
+        }
         Strategy::Token => Ok(token(source, options)),
         Strategy::Markdown => Ok(markdown::split(source, options, length)),
         Strategy::Sentence => Ok(sentence::split(source, options, length)),
@@ -34,19 +36,22 @@ pub fn split<L: LengthFunction<str>>(source: &str, options: &Options, length: &L
 }
 
 /// LangChain's `RecursiveCharacterTextSplitter(chunk_size, chunk_overlap,
-/// separators)` (defaults `["\n\n", "\n", " ", ""]`, kept at the start of
-/// the next piece, chunks stripped): the same strings, as spans.
+/// separators, keep_separator)` (defaults `["\n\n", "\n", " ", ""]`, kept at
+/// the start of the next piece, chunks stripped): the same strings, as
+/// spans. With [`KeepSeparator::End`] a separator stays with the piece before
+/// it (a sentence keeps its `". "`).
 fn recursive<L: LengthFunction<str>>(
     source: &str,
     options: &Options,
     separators: &[String],
+    keep: KeepSeparator,
     length: &L,
 ) -> Result<Split> {
     let splitter = RecursiveSplitter::new(
         options.chunk_size,
         options.overlap,
         separators.to_vec(),
-        KeepSeparator::Start,
+        keep,
         true,
     )?;
     let mut chunks = Vec::new();

@@ -16,6 +16,7 @@ __all__ = ["DEFAULT_CONFIGS", "add_command", "cmd_eval"]
 
 DEFAULT_CONFIGS = (
     "recursive",
+    "recursive,separators=sentences",
     "markdown",
     "sentence",
     "token",
@@ -72,7 +73,8 @@ def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "--config",
         action="append",
         metavar="SPEC",
-        help="a chunker, KIND[,size=N,overlap=N,unit=chars|tokens,encoding=E] (repeatable; "
+        help="a chunker, KIND[,size=N,overlap=N,unit=chars|tokens,encoding=E"
+        ",separators=sentences] (repeatable; "
         "default: our strategies, LangChain, chonkie, semchunk, semantic-text-splitter, "
         "Open Notebook); KIND: " + ", ".join(_kinds()),
     )

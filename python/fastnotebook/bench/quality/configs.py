@@ -1,6 +1,8 @@
 """The chunker configurations the evaluation compares, written as specs:
 ``KIND[,key=value...]`` with the keys ``size``, ``overlap``, ``unit``
-(``chars`` or ``tokens``) and ``encoding``.
+(``chars`` or ``tokens``), ``encoding`` and, for ``recursive``,
+``separators=sentences`` (``SENTENCE_SEPARATORS`` with
+``keep_separator="end"``: cuts between sentences before words).
 
 KIND is one of
 
@@ -85,6 +87,7 @@ class Config:
     unit: str = "tokens"
     encoding: str = DEFAULT_ENCODING
     label: str | None = None
+    separators: str | None = None
 
     @property
     def family(self) -> str:
@@ -106,7 +109,8 @@ class Config:
         if self.size is None:
             return f"{kind} default"
         overlap = f"/{self.overlap}" if self.overlap else ""
-        return f"{kind} {self.size}{overlap} {self.unit}"
+        separators = f", separators={self.separators}" if self.separators else ""
+        return f"{kind} {self.size}{overlap} {self.unit}{separators}"
 
     def missing(self) -> str | None:
         """Why this configuration cannot run here, or None."""
@@ -130,9 +134,10 @@ def parse(spec: str) -> Config:
     options: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
-        if not sep or key not in ("size", "overlap", "unit", "encoding", "label"):
+        if not sep or key not in ("size", "overlap", "unit", "encoding", "label", "separators"):
             raise ValueError(
-                f"{spec!r}: {pair!r} is not size=, overlap=, unit=, encoding= or label="
+                f"{spec!r}: {pair!r} is not size=, overlap=, unit=, encoding=, label= "
+                "or separators="
             )
         if key in ("size", "overlap"):
             try:
@@ -157,6 +162,10 @@ def _check(config: Config, spec: str) -> None:
         raise ValueError(f"{spec!r}: overlap must be >= 0 and below the size")
     if config.kind in ("token", "chonkie:TokenChunker") and config.unit != "tokens":
         raise ValueError(f"{spec!r}: {config.kind} counts tokens")
+    if config.separators is not None and (
+        config.kind != "recursive" or config.separators != "sentences"
+    ):
+        raise ValueError(f"{spec!r}: separators=sentences is an option of recursive only")
     if config.kind == "open-notebook-head" and config.size is not None:
         raise ValueError(f"{spec!r}: open-notebook-head has its fixed sizes (400/60 tokens)")
 
@@ -258,6 +267,11 @@ def _strategy(config: Config, size: int, embed: Embed | None) -> Splitter:
         "unit": config.unit,
         "encoding": config.encoding,
     }
+    if config.separators == "sentences":
+        from fastnotebook.chunkers import SENTENCE_SEPARATORS
+
+        options["separators"] = SENTENCE_SEPARATORS
+        options["keep_separator"] = "end"
     if config.kind.startswith("semantic"):
         if embed is None:
             raise ValueError(f"{config.kind} needs an embedding function")

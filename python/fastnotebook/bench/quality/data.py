@@ -233,7 +233,9 @@ def _locate(
 def find_text(text: str, excerpt: str, start: int = 0) -> Range | None:
     """The first range of ``excerpt`` in ``text`` from ``start``: verbatim,
     else with each run of whitespace matching any run of whitespace (a
-    chunker that rejoined lines); ``None`` if absent."""
+    chunker that rejoined lines), else with whitespace anywhere in ``text``
+    between its characters (one that dropped a thin space inside a line);
+    ``None`` if absent."""
     at = text.find(excerpt, start)
     if at >= 0:
         return at, at + len(excerpt)
@@ -241,4 +243,7 @@ def find_text(text: str, excerpt: str, start: int = 0) -> Range | None:
     if not words:
         return None
     match = re.compile(r"\s+".join(map(re.escape, words))).search(text, start)
+    if match is None:
+        glyphs = "".join(words)
+        match = re.compile(r"\s*".join(map(re.escape, glyphs))).search(text, start)
     return None if match is None else (match.start(), match.end())

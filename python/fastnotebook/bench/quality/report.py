@@ -1,7 +1,8 @@
 """The evaluation's outputs: JSON, a Markdown table (overall and per corpus),
 a plot of recall and IoU against mean chunk tokens, and the table written
 into README.md and docs/quality.md between ``<!-- quality:begin -->`` and
-``<!-- quality:end -->``."""
+``<!-- quality:end -->`` (and the per-corpus table into docs/quality.md
+between ``<!-- quality-corpora:begin -->`` and ``<!-- quality-corpora:end -->``)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,22 @@ from pathlib import Path
 
 from fastnotebook.bench.quality.evaluate import Evaluation
 
-__all__ = ["BEGIN", "END", "markdown", "plot", "table", "write", "write_docs"]
+__all__ = [
+    "BEGIN",
+    "CORPORA_BEGIN",
+    "CORPORA_END",
+    "END",
+    "markdown",
+    "plot",
+    "table",
+    "write",
+    "write_docs",
+]
 
 BEGIN = "<!-- quality:begin -->"
 END = "<!-- quality:end -->"
+CORPORA_BEGIN = "<!-- quality-corpora:begin -->"
+CORPORA_END = "<!-- quality-corpora:end -->"
 
 
 def _pct(mean: float, std: float | None = None) -> str:
@@ -137,7 +150,8 @@ def write(evaluation: Evaluation, out: Path, *, with_plot: bool = True) -> list[
 
 
 def write_docs(evaluation: Evaluation, root: Path, *, commit: str | None = None) -> list[Path]:
-    """The table in ``root``'s README.md and docs/quality.md (between the markers)."""
+    """The table in ``root``'s README.md and docs/quality.md (between the
+    markers), and the per-corpus table in docs/quality.md (between its own)."""
     from fastnotebook.bench.report import current_commit, replace_between_markers
 
     commit = commit or current_commit(root)
@@ -151,6 +165,10 @@ def write_docs(evaluation: Evaluation, root: Path, *, commit: str | None = None)
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file to write the table into")
         text = replace_between_markers(path.read_text(encoding="utf-8"), content, BEGIN, END)
+        if path.parent.name == "docs":
+            text = replace_between_markers(
+                text, _per_corpus(evaluation), CORPORA_BEGIN, CORPORA_END
+            )
         path.write_text(text, encoding="utf-8")
         written.append(path)
     return written
