@@ -540,6 +540,59 @@ async def test_sources_deleted_meanwhile_are_not_resurrected(db: Database, fake:
     assert await db.query("SELECT * FROM embedding_state") == []
 
 
+async def test_the_writer_counts_its_vector_changes_once_and_exactly(
+    db: Database, tmp_path: Path, fake: None
+) -> None:
+    """The pipeline's writer updates the vector change counter itself (the
+    per-row events stand aside for it): a new token for every write, and a
+    row count equal to the stored vectors after inserts, re-embedding, a
+    record deleted meanwhile, and another writer's write after it."""
+    from fastnotebook.app.database import replace_source_chunks
+    from fastnotebook.app.database.vector_cache import store_changes
+    from fastnotebook.app.pipeline.state import Settings
+    from fastnotebook.app.pipeline.writer import Finished, write_group
+
+    async def stored_vectors() -> int:
+        counts = await db.query_all(
+            "RETURN count(SELECT id FROM source_embedding WHERE embedding != NONE);"
+            "RETURN count(SELECT id FROM source_insight WHERE embedding != NONE);"
+            "RETURN count(SELECT id FROM note WHERE embedding != NONE);"
+        )
+        return sum(int(c) for c in counts)
+
+    tokens = [(await store_changes(db)).token]
+
+    async def check() -> None:
+        changes = await store_changes(db)
+        assert changes.token not in tokens
+        tokens.append(changes.token)
+        assert changes.rows == await stored_vectors()
+
+    paths = write_corpus(tmp_path / "corpus")
+    await ingest([tmp_path / "corpus"], db)
+    await embed(EmbedOptions(), db)
+    await check()
+    paths[0].write_text("# Shorter\n\n" + paragraph("short", 1))
+    await ingest([tmp_path / "corpus"], db)
+    assert (await embed(EmbedOptions(), db)).embedded == 1
+    await check()
+
+    kept = Source(title="kept", full_text="x")
+    gone = Source(title="gone", full_text="y")
+    await kept.save()
+    await gone.save()
+    assert kept.id and gone.id
+    ids = [RecordID("source", s.split(":")[1]) for s in (kept.id, gone.id)]
+    await gone.delete()
+    group = [Finished(rid, "source", "h", 1, ["a", "b"], [[1.0] * 32] * 2, 0) for rid in ids]
+    await write_group(db, group, Settings("m", "c"))
+    await check()
+
+    # A writer that does not count itself is counted by the events.
+    await replace_source_chunks(kept.id, ["one", "two", "three"], [[0.5] * 32] * 3)
+    await check()
+
+
 async def test_deleting_a_record_forgets_its_state(db: Database, fake: None) -> None:
     note = Note(content="note")
     await note.save()

@@ -29,6 +29,7 @@ import numpy as np
 from fastnotebook._core import encode_chunk_rows, encode_vector_rows
 from fastnotebook.app.database import Database, RecordID
 from fastnotebook.app.database.encoded import Encoded, encode_value
+from fastnotebook.app.database.schema import COUNTED, VECTOR_CHANGES
 from fastnotebook.app.pipeline.staging import CLEAR
 from fastnotebook.app.pipeline.state import Kind, Settings, state_id
 from fastnotebook.errors import DatabaseOperationError
@@ -56,15 +57,26 @@ class Finished:
         return max(1, len(self.chunks))
 
 
-_SOURCES = """
+# The per-row events that keep the vector change counter (see the schema's
+# VECTOR_CHANGES) stand aside for this transaction, which updates the
+# counter once: added rows minus the rows it deletes.
+_COUNT = f"""UPDATE {VECTOR_CHANGES} SET changes += 1, token = rand::uuid(),
+        rows += {{added}} - $gone RETURN NONE;"""
+
+_SOURCES = f"""
 BEGIN TRANSACTION;
+LET ${COUNTED} = true;
 LET $live = array::filter($ids, |$id| record::exists($id));
+LET $gone = (SELECT count() FROM source_embedding WHERE source IN $live GROUP ALL)[0].count ?? 0;
 DELETE source_embedding WHERE source IN $live RETURN NONE;
-IF array::len($live) = array::len($ids) {
+IF array::len($live) = array::len($ids) {{
     INSERT INTO source_embedding $rows RETURN NONE;
-} ELSE {
-    INSERT INTO source_embedding (SELECT * FROM $rows WHERE source IN $live) RETURN NONE;
-};
+    IF $count > 0 OR $gone > 0 {{ {_COUNT.format(added="$count")} }};
+}} ELSE {{
+    LET $kept = SELECT * FROM $rows WHERE source IN $live;
+    INSERT INTO source_embedding $kept RETURN NONE;
+    {_COUNT.format(added="array::len($kept)")}
+}};
 INSERT INTO embedding_state (SELECT * FROM $states WHERE record IN $live)
     ON DUPLICATE KEY UPDATE content_hash = $input.content_hash, model = $input.model,
     chunking = $input.chunking, epoch = $input.epoch, chunks = $input.chunks RETURN NONE;
@@ -139,7 +151,9 @@ def _statement(group: Sequence[Finished], settings: Settings) -> tuple[str, dict
     ids = [item.id for item in group]
     states = [_state(item, settings) for item in group]
     if kind == "source":
-        return _SOURCES, {"ids": ids, "rows": _chunk_rows(group), "states": states}
+        rows = _chunk_rows(group)
+        count = sum(len(item.chunks) for item in group)
+        return _SOURCES, {"ids": ids, "rows": rows, "count": count, "states": states}
     pooled = [item for item in group if item.vectors]
     rows = Encoded(
         encode_vector_rows(
