@@ -7,6 +7,7 @@
 
 pub mod batch;
 pub mod cbor;
+pub mod cbor_read;
 pub mod chunking;
 pub mod cleaning;
 pub mod error;

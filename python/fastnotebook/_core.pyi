@@ -60,6 +60,7 @@ __all__ = [
     "mean_pool_segments",
     "mean_pool_tokens",
     "parse_thinking_content",
+    "read_vector_statements",
     "remove_non_ascii",
     "remove_non_printable",
     "row_norms",
@@ -204,6 +205,15 @@ def encode_chunk_rows(
     owners: Sequence[bytes], counts: Sequence[int], texts: Sequence[str], vectors: npt.NDArray[Any]
 ) -> bytes: ...
 def encode_vector_rows(ids: Sequence[bytes], vectors: npt.NDArray[Any]) -> bytes: ...
+def read_vector_statements(
+    data: bytes, dimension: int
+) -> list[
+    tuple[
+        str,
+        tuple[int, int],
+        tuple[list[tuple[int, int]], np.ndarray[Any, np.dtype[np.float32]]] | None,
+    ]
+]: ...
 def mean_pool(matrix: npt.NDArray[Any]) -> np.ndarray[Any, Any]: ...
 def mean_pool_segments(
     matrix: npt.NDArray[Any], offsets: npt.NDArray[np.int64]

@@ -2,13 +2,14 @@
 //! vectors as a numpy array (float32 or float64, read without a copy when
 //! C-contiguous); the encoding runs without the GIL.
 
-use numpy::PyReadonlyArray2;
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::PyBytes;
 
 use crate::cbor::{self, ChunkRows, Floats};
+use crate::cbor_read::{self, Statement};
 
 /// Runs `encode` over the matrix's numbers as a contiguous slice.
 fn with_floats<'py, R>(
@@ -80,7 +81,37 @@ fn encode_vector_rows<'py>(
     Ok(PyBytes::new(py, &out))
 }
 
+type Span = (usize, usize);
+type Rows<'py> = (Vec<Span>, Bound<'py, PyArray2<f32>>);
+
+/// The statements of a SurrealDB `query` response: `(status, result span,
+/// rows)`, where `rows` (each id's byte span and an f32 matrix of
+/// `dimension` columns) is given for a result of `[id, vector]` pairs.
+#[pyfunction]
+fn read_vector_statements<'py>(
+    py: Python<'py>,
+    data: PyBackedBytes,
+    dimension: usize,
+) -> PyResult<Vec<(String, Span, Option<Rows<'py>>)>> {
+    let statements = py.detach(|| cbor_read::query_statements(&data, dimension))?;
+    statements
+        .into_iter()
+        .map(|Statement { status, result, rows }| {
+            let rows = match rows {
+                None => None,
+                Some(rows) => {
+                    let count = rows.ids.len();
+                    let matrix = PyArray1::from_vec(py, rows.vectors).reshape([count, dimension])?;
+                    Some((rows.ids, matrix))
+                }
+            };
+            Ok((status, result, rows))
+        })
+        .collect()
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(read_vector_statements, m)?)?;
     m.add_function(wrap_pyfunction!(encode_chunk_rows, m)?)?;
     m.add_function(wrap_pyfunction!(encode_vector_rows, m)?)
 }

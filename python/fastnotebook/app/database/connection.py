@@ -181,6 +181,22 @@ class Database:
             raise DatabaseOperationError(f"query failed: {first}")
         return [s.get("result") for s in statements]
 
+    async def query_response_bytes(
+        self, sql: str, params: dict[str, Any] | None = None
+    ) -> bytes | None:
+        """The engine's CBOR response to one request, undecoded, for a reader
+        that decodes it faster than the SDK (``vector_cache``); None when the
+        connection is not to an embedded engine (then use ``query_all``)."""
+        engine = getattr(self._conn, "_db", None)
+        if not self.settings.embedded or not hasattr(engine, "execute"):
+            return None
+        request = query_request(sql, params or {})
+        try:
+            data = await engine.execute(request.WS_CBOR_DESCRIPTOR)
+        except _DRIVER_ERRORS as e:
+            raise DatabaseOperationError(f"query failed: {e}") from e
+        return bytes(data)
+
     async def query(self, sql: str, params: dict[str, Any] | None = None) -> Any:
         """Like ``query_all``; the result of the last statement."""
         results = await self.query_all(sql, params)
