@@ -112,9 +112,15 @@ def markdown(results: list[dict[str, Any]], latency: float, batch: int) -> str:
         "model busy",
         "database busy",
     ]
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
     lines = [
         f"Provider latency {latency * 1000:.0f} ms per request, {batch} chunk(s) per request, "
-        f"{DIMENSION}-dimension vectors, on-disk database with its vector indexes.",
+        f"{DIMENSION}-dimension vectors, on-disk database with its vector indexes "
+        f"(`python benches/bench_concurrency.py {' '.join(sys.argv[1:])}` at commit "
+        f"{commit or 'unknown'}, {os.cpu_count()} cores, load average "
+        f"{os.getloadavg()[0]:.1f}).",
         "",
         "| " + " | ".join(headers) + " |",
         "|" + "---|" * len(headers),
