@@ -1,8 +1,12 @@
 """Benchmark: ``fastnotebook embed`` against a remote provider with a fixed
 latency, at several concurrencies.
 
-    python benches/bench_concurrency.py [--latency 0.2] [--concurrency 1,2,4,8,16,32,64]
-        [--batch-size 1] [--out bench-results] [--docs docs/performance.md]
+    python benches/bench_concurrency.py [--latency 0.2] [--concurrency 1,8,32]
+        [--batch-size 64] [--out bench-results] [--docs docs/performance.md]
+
+The defaults are a hosted provider's realistic shape: 64 inputs per request,
+200 ms a request, 1, 8 and 32 requests in flight (``--batch-size 1
+--concurrency 1,2,4,8,16,32,64`` measures one chunk per request instead).
 
 The provider is the OpenAI-compatible test server (``tests/helpers/
 embedding_server.py``) in a process of its own, answering every request
@@ -108,9 +112,15 @@ def markdown(results: list[dict[str, Any]], latency: float, batch: int) -> str:
         "model busy",
         "database busy",
     ]
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
     lines = [
         f"Provider latency {latency * 1000:.0f} ms per request, {batch} chunk(s) per request, "
-        f"{DIMENSION}-dimension vectors, on-disk database with its vector indexes.",
+        f"{DIMENSION}-dimension vectors, on-disk database with its vector indexes "
+        f"(`python benches/bench_concurrency.py {' '.join(sys.argv[1:])}` at commit "
+        f"{commit or 'unknown'}, {os.cpu_count()} cores, load average "
+        f"{os.getloadavg()[0]:.1f}).",
         "",
         "| " + " | ".join(headers) + " |",
         "|" + "---|" * len(headers),
@@ -136,8 +146,8 @@ def write_docs(path: Path, table: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per request")
-    parser.add_argument("--concurrency", default="1,2,4,8,16,32,64")
-    parser.add_argument("--batch-size", type=int, default=1, help="chunks per request")
+    parser.add_argument("--concurrency", default="1,8,32", help="requests in flight, a list")
+    parser.add_argument("--batch-size", type=int, default=64, help="chunks per request")
     parser.add_argument("--chunks", type=int, default=4, help="chunks per source")
     parser.add_argument("--rounds", type=int, default=12, help="rounds of requests per row")
     parser.add_argument("--out", default="bench-results")

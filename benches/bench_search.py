@@ -1,21 +1,27 @@
 """Benchmark: vector search latency and recall, exact (core) against HNSW.
 
     python benches/bench_search.py [--matrix-rows 10000 100000 1000000]
-        [--db-rows 10000] [--real-chunks 1000] [--queries 50] [--cli-runs 5]
+        [--db-rows 10000 100000] [--db-folder DIR] [--hnsw-max-rows 10000]
+        [--real-chunks 1000] [--queries 50] [--cli-runs 5]
         [--docs docs/performance.md] [--scaling docs/SCALING.md]
 
 Four parts, each printed as it finishes:
 
 1. The core's exact search (``_core.cosine_top_k``, k = 40: the chunks a
    search of 10 hits asks for) over synthetic float32 matrices of 384
-   dimensions, each size in a child process: p50/p95 per query and the
-   child's peak memory (ru_maxrss) with the matrix in memory.
-2. A fresh on-disk database with ``--db-rows`` synthetic 384-dimension
-   chunks (loaded without an index, in transactions of 500 rows), then the
-   HNSW index defined after the load: load and index-build seconds; reading
+   dimensions, each size in a child process: p50/p95 per query with the
+   sketch (``_core.sketch_rows``, checked to give the same bits) and
+   without, and the child's peak memory (ru_maxrss) with the matrix in
+   memory.
+2. For each of ``--db-rows``, an on-disk database with that many synthetic
+   384-dimension chunks (loaded without an index, in transactions of 500
+   rows; kept in ``--db-folder`` and reused if given), then the HNSW index
+   defined after the load up to ``--hnsw-max-rows`` (building it is slow
+   beyond): load and index-build seconds; reading
    the snapshot of the vectors (a stale cache's cost) and loading it from
    the cache folder (a new process's cost); p50/p95 of the Python call
-   ``vector_search(vector, 10, mode=...)`` for exact and ann.
+   ``vector_search(vector, 10, mode=...)`` for exact and (with an index)
+   ann.
 3. ``fastnotebook search`` as a user runs it (a new process each time: the
    interpreter, the query's embedding by the zero-cost fake model, the
    database opened) on that database, ``--exact`` and ``--ann``.
@@ -81,16 +87,31 @@ def matrix_case(rows: int, queries: int) -> dict[str, Any]:
         matrix[start:end] = unit_rows(rng, end - start)
     t = time.perf_counter()
     norms = _core.row_norms(matrix)
+    sketch = _core.sketch_rows(matrix)
     norms_s = time.perf_counter() - t
-    times = []
+    plain, sketched = [], []
     for _ in range(queries):
         query = unit_rows(rng, 1)[0]
         t = time.perf_counter()
-        _core.cosine_top_k(matrix, norms, query, K_CHUNKS)
-        times.append(time.perf_counter() - t)
-    p50, p95 = percentiles(times)
+        expected = _core.cosine_top_k(matrix, norms, query, K_CHUNKS)
+        plain.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        found = _core.cosine_top_k(matrix, norms, query, K_CHUNKS, sketch)
+        sketched.append(time.perf_counter() - t)
+        assert found[0].tolist() == expected[0].tolist()
+        assert found[1].tobytes() == expected[1].tobytes()
+    p50, p95 = percentiles(sketched)
+    plain_p50, plain_p95 = percentiles(plain)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"rows": rows, "p50": p50, "p95": p95, "norms_s": norms_s, "peak_mb": peak}
+    return {
+        "rows": rows,
+        "p50": p50,
+        "p95": p95,
+        "plain_p50": plain_p50,
+        "plain_p95": plain_p95,
+        "norms_s": norms_s,
+        "peak_mb": peak,
+    }
 
 
 def run_matrix_cases(sizes: list[int], queries: int) -> list[dict[str, Any]]:
@@ -104,8 +125,9 @@ def run_matrix_cases(sizes: list[int], queries: int) -> list[dict[str, Any]]:
         )
         result = json.loads(out.stdout.strip().splitlines()[-1])
         print(
-            f"core exact, {rows:>9,} rows: p50 {result['p50']:.1f} ms, p95 {result['p95']:.1f} ms, "
-            f"norms {result['norms_s']:.2f} s, peak memory {result['peak_mb']:.0f} MB",
+            f"core exact, {rows:>9,} rows: p50 {result['p50']:.1f} ms, p95 {result['p95']:.1f} ms "
+            f"(without the sketch {result['plain_p50']:.1f}/{result['plain_p95']:.1f} ms), "
+            f"norms and sketch {result['norms_s']:.2f} s, peak memory {result['peak_mb']:.0f} MB",
             flush=True,
         )
         results.append(result)
@@ -154,47 +176,53 @@ async def timed_searches(vectors: np.ndarray, mode: str) -> tuple[float, float]:
     return percentiles(times)
 
 
-async def database_case(rows: int, queries: int, folder: Path) -> dict[str, Any]:
+async def database_case(
+    rows: int, queries: int, folder: Path, hnsw_max_rows: int
+) -> dict[str, Any]:
     from fastnotebook.app.database import DatabaseSettings, open_database, set_database
     from fastnotebook.app.database.schema import ensure_vector_indexes
-    from fastnotebook.app.database.vector_cache import _snapshots, read_snapshot, vector_snapshot
+    from fastnotebook.app.database.vector_cache import (
+        _snapshots,
+        read_snapshot,
+        store_changes,
+        vector_snapshot,
+    )
 
     rng = np.random.default_rng(rows + 1)
     settings = DatabaseSettings(DatabaseSettings.embedded_url(folder), full_text_search=False)
     db = await open_database(settings)
     set_database(db)
-    result: dict[str, Any] = {"rows": rows}
+    result: dict[str, Any] = {"rows": rows, "load_s": None, "index_s": None, "ann": None}
     try:
-        result["load_s"] = await load(db, unit_rows(rng, rows))
-        t = time.perf_counter()
-        await ensure_vector_indexes(DIM, db)
-        result["index_s"] = time.perf_counter() - t
-        t = time.perf_counter()
-        await read_snapshot(db, DIM)
-        result["read_s"] = time.perf_counter() - t
-        await vector_snapshot(db, DIM)  # writes the cache folder
+        held = (await store_changes(db)).rows
+        if held != rows:  # a kept database (--db-folder) is loaded once
+            if held:
+                raise SystemExit(f"{folder} holds {held} vectors, not {rows}: remove it")
+            result["load_s"] = await load(db, unit_rows(rng, rows))
+            if rows <= hnsw_max_rows:
+                t = time.perf_counter()
+                await ensure_vector_indexes(DIM, db)
+                result["index_s"] = time.perf_counter() - t
+            t = time.perf_counter()
+            await read_snapshot(db, DIM)
+            result["read_s"] = time.perf_counter() - t
+            await vector_snapshot(db, DIM)  # writes the cache folder
         _snapshots.pop(db, None)
         t = time.perf_counter()
         await vector_snapshot(db, DIM, read=False)
         result["file_s"] = time.perf_counter() - t
         probes = unit_rows(rng, queries)
         result["exact"] = await timed_searches(probes, "exact")
-        result["ann"] = await timed_searches(probes, "ann")
+        if (await store_changes(db)).dimension is not None:
+            result["ann"] = await timed_searches(probes, "ann")
     finally:
         set_database(None)
         await db.close()
-    print(
-        f"database, {rows:,} synthetic rows: load {result['load_s']:.1f} s, HNSW built after "
-        f"load {result['index_s']:.1f} s, snapshot read {result['read_s']:.1f} s, cache file "
-        f"load {result['file_s'] * 1000:.0f} ms; Python call p50/p95 exact "
-        f"{result['exact'][0]:.1f}/{result['exact'][1]:.1f} ms, ann "
-        f"{result['ann'][0]:.1f}/{result['ann'][1]:.1f} ms",
-        flush=True,
-    )
+    print(f"database, {rows:,} synthetic rows: {result}", flush=True)
     return result
 
 
-def cli_case(folder: Path, runs: int) -> dict[str, tuple[float, float]]:
+def cli_case(folder: Path, runs: int, ann: bool) -> dict[str, tuple[float, float]]:
     environment = {
         **os.environ,
         "FASTNOTEBOOK_EMBEDDING_PROVIDER": "fastnotebook-fake",
@@ -203,7 +231,7 @@ def cli_case(folder: Path, runs: int) -> dict[str, tuple[float, float]]:
     }
     environment.pop("SURREAL_URL", None)
     result = {}
-    for flag in ("--exact", "--ann"):
+    for flag in ("--exact", "--ann") if ann else ("--exact",):
         times = []
         for i in range(runs):
             command = [sys.executable, "-m", "fastnotebook", "search", f"query {i}", flag]
@@ -313,8 +341,7 @@ async def real_case(chunks: int, queries: int, folder: Path) -> dict[str, Any]:
 
 def report(
     matrix: list[dict[str, Any]],
-    database: dict[str, Any] | None,
-    cli: dict[str, tuple[float, float]] | None,
+    databases: list[dict[str, Any]],
     real: dict[str, Any] | None,
 ) -> str:
     lines = [
@@ -324,22 +351,23 @@ def report(
     for m in matrix:
         lines.append(
             f"| core exact, {m['rows']:,} rows (synthetic) | {m['p50']:.1f} ms | {m['p95']:.1f} ms "
-            f"| peak memory {m['peak_mb']:,.0f} MB; norms once {m['norms_s']:.2f} s |"
+            f"| without the sketch {m['plain_p50']:.1f} / {m['plain_p95']:.1f} ms; peak memory "
+            f"(RSS) {m['peak_mb']:,.0f} MB; norms and sketch once {m['norms_s']:.2f} s |"
         )
-    if database:
-        n = f"{database['rows']:,}"
+    for d in databases:
+        n = f"{d['rows']:,}"
         lines.append(
-            f"| `vector_search` exact, {n} rows (synthetic) | {database['exact'][0]:.1f} ms "
-            f"| {database['exact'][1]:.1f} ms | cache current |"
+            f"| `vector_search` exact, {n} rows (synthetic) | {d['exact'][0]:.1f} ms "
+            f"| {d['exact'][1]:.1f} ms | cache current; token query, core, hits read back |"
         )
-        lines.append(
-            f"| `vector_search` ann (HNSW built after load), {n} rows | "
-            f"{database['ann'][0]:.1f} ms | {database['ann'][1]:.1f} ms | |"
-        )
-    if cli:
-        for flag, (p50, p95) in cli.items():
+        if d["ann"]:
             lines.append(
-                f"| `fastnotebook search {flag}`, {database['rows']:,} rows | {p50:.0f} ms "  # type: ignore[index]
+                f"| `vector_search` ann (HNSW built after load), {n} rows | "
+                f"{d['ann'][0]:.1f} ms | {d['ann'][1]:.1f} ms | |"
+            )
+        for flag, (p50, p95) in d.get("cli", {}).items():
+            lines.append(
+                f"| `fastnotebook search {flag}`, {n} rows | {p50:.0f} ms "
                 f"| {p95:.0f} ms | a new process: interpreter, fake model, database open |"
             )
     if real:
@@ -356,14 +384,14 @@ def report(
             f"| {r['exact'][1]:.1f} ms | recall 1 by definition |"
         )
     text = "\n".join(lines)
-    if database:
-        text += (
-            f"\n\nCosts around the search ({database['rows']:,} synthetic rows, on-disk database): "
-            f"load {database['load_s']:.1f} s without an index; HNSW built after the load "
-            f"{database['index_s']:.1f} s; reading the snapshot from the database (what a stale "
-            f"cache costs) {database['read_s']:.1f} s; loading it from the cache folder "
-            f"{database['file_s'] * 1000:.0f} ms."
-        )
+    for d in databases:
+        costs = [f"cache file load {d['file_s'] * 1000:.0f} ms"]
+        if d["load_s"] is not None:
+            costs.insert(0, f"load {d['load_s']:.1f} s without an index")
+            costs.insert(1, f"reading the snapshot from the database {d['read_s']:.1f} s")
+        if d["index_s"] is not None:
+            costs.insert(1, f"HNSW built after the load {d['index_s']:.1f} s")
+        text += f"\n\nCosts around the search, {d['rows']:,} rows: " + "; ".join(costs) + "."
     if real:
         text += (
             f"\nReal vectors: load with HNSW live {real['live']['load_s']:.1f} s, "
@@ -382,10 +410,30 @@ def write_between_markers(path: Path, text: str) -> None:
     print(f"wrote the figures into {path}")
 
 
+def commit() -> str:
+    found = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    )
+    return found.stdout.strip() or "unknown"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--matrix-rows", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
-    parser.add_argument("--db-rows", type=int, default=10_000, help="0: skip parts 2 and 3")
+    parser.add_argument(
+        "--db-rows", type=int, nargs="*", default=[10_000, 100_000], help="none: skip parts 2, 3"
+    )
+    parser.add_argument(
+        "--db-folder",
+        type=Path,
+        help="keep the databases here (rows<N>/) and reuse them in the next run",
+    )
+    parser.add_argument(
+        "--hnsw-max-rows",
+        type=int,
+        default=10_000,
+        help="build the HNSW index (and measure ann) only up to this many rows",
+    )
     parser.add_argument("--real-chunks", type=int, default=1000, help="0: skip part 4")
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--cli-runs", type=int, default=5)
@@ -396,21 +444,25 @@ def main() -> None:
     if args.matrix_case:
         print(json.dumps(matrix_case(args.matrix_case, args.queries)))
         return
+    started = time.perf_counter()
     print(f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f}", flush=True)
     matrix = run_matrix_cases(args.matrix_rows, args.queries)
-    database = cli = real = None
+    databases: list[dict[str, Any]] = []
+    real = None
     with tempfile.TemporaryDirectory(prefix="fn-search-bench-") as tmp:
-        if args.db_rows:
-            folder = Path(tmp) / "synthetic"
-            database = asyncio.run(database_case(args.db_rows, args.queries, folder))
+        for rows in args.db_rows:
+            folder = (args.db_folder or Path(tmp)) / f"rows{rows}"
+            database = asyncio.run(database_case(rows, args.queries, folder, args.hnsw_max_rows))
             if args.cli_runs:
-                cli = cli_case(folder, args.cli_runs)
+                database["cli"] = cli_case(folder, args.cli_runs, database["ann"] is not None)
+            databases.append(database)
         if args.real_chunks and (CORPUS / "md").is_dir():
             real = asyncio.run(real_case(args.real_chunks, min(args.queries, 50), Path(tmp)))
-    text = report(matrix, database, cli, real)
+    text = report(matrix, databases, real)
     text += (
-        f"\n\n(`python benches/bench_search.py`, {os.cpu_count()} cores, load average "
-        f"{os.getloadavg()[0]:.1f} at the end.)"
+        f"\n\n(`python benches/bench_search.py {' '.join(sys.argv[1:])}` at commit {commit()}, "
+        f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end, "
+        f"{time.perf_counter() - started:.0f} s.)"
     )
     print(text)
     for target in (args.docs, args.scaling):

@@ -64,6 +64,7 @@ __all__ = [
     "remove_non_ascii",
     "remove_non_printable",
     "row_norms",
+    "sketch_rows",
     "token_count",
     "token_counts",
     "token_windows",
@@ -227,7 +228,12 @@ def cosine_top_k(
     norms: npt.NDArray[np.float32],
     query: npt.NDArray[np.float32],
     k: int,
+    sketch: tuple[npt.NDArray[np.int8], npt.NDArray[np.float32], npt.NDArray[np.float32]]
+    | None = None,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]: ...
+def sketch_rows(
+    matrix: npt.NDArray[np.float32],
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32], npt.NDArray[np.float32]]: ...
 
 CHUNK_STRATEGIES: tuple[str, ...]
 

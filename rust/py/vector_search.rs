@@ -1,7 +1,9 @@
 //! Bindings for exact cosine search: numpy float32 arrays, read without a
 //! copy, searched with the GIL released.
 
-use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{
+    PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -48,15 +50,49 @@ fn row_norms<'py>(
     Ok(PyArray1::from_vec(py, norms))
 }
 
-/// The k rows most similar to query by cosine, best first (ties: lower row
-/// first): (row indices as int64, scores as float32).
+/// The rows' sketches for cosine_top_k's sketch argument: (codes as an int8
+/// matrix n x d, scales as float32, error bounds as float32).
 #[pyfunction]
+fn sketch_rows<'py>(py: Python<'py>, matrix: PyReadonlyArray2<'py, f32>) -> PyResult<Sketch<'py>> {
+    let (slice, dim) = rows(&matrix)?;
+    if dim == 0 {
+        return Err(PyValueError::new_err(
+            "matrix must have at least one column",
+        ));
+    }
+    let (codes, scales, errors) = py.detach(|| vector_search::sketch_rows(slice, dim))?;
+    let codes = PyArray1::from_vec(py, codes).reshape([slice.len() / dim, dim])?;
+    Ok((
+        codes,
+        PyArray1::from_vec(py, scales),
+        PyArray1::from_vec(py, errors),
+    ))
+}
+
+/// Codes (int8, n x d), scales and error bounds (float32, n).
+type Sketch<'py> = (
+    Bound<'py, PyArray2<i8>>,
+    Bound<'py, PyArray1<f32>>,
+    Bound<'py, PyArray1<f32>>,
+);
+
+/// The k rows most similar to query by cosine, best first (ties: lower row
+/// first): (row indices as int64, scores as float32). With sketch (from
+/// sketch_rows of the same matrix) the result is the same, bit for bit,
+/// reading the full rows of only the candidates the sketches leave.
+#[pyfunction]
+#[pyo3(signature = (matrix, norms, query, k, sketch=None))]
 fn cosine_top_k<'py>(
     py: Python<'py>,
     matrix: PyReadonlyArray2<'py, f32>,
     norms: PyReadonlyArray1<'py, f32>,
     query: PyReadonlyArray1<'py, f32>,
     k: usize,
+    sketch: Option<(
+        PyReadonlyArray2<'py, i8>,
+        PyReadonlyArray1<'py, f32>,
+        PyReadonlyArray1<'py, f32>,
+    )>,
 ) -> PyResult<TopK<'py>> {
     let (slice, dim) = rows(&matrix)?;
     if dim == 0 {
@@ -66,7 +102,24 @@ fn cosine_top_k<'py>(
     }
     let norms = vector(&norms, "norms")?;
     let query = vector(&query, "query")?;
-    let hits = py.detach(|| vector_search::cosine_top_k(slice, dim, norms, query, k))?;
+    let hits = match &sketch {
+        None => py.detach(|| vector_search::cosine_top_k(slice, dim, norms, query, k))?,
+        Some((codes, scales, errors)) => {
+            let codes = codes
+                .as_slice()
+                .ok()
+                .filter(|_| codes.is_c_contiguous())
+                .ok_or_else(|| {
+                    PyValueError::new_err("the sketch's codes must be C-contiguous (row-major)")
+                })?;
+            let sketch = vector_search::Sketch {
+                codes,
+                scales: vector(scales, "the sketch's scales")?,
+                errors: vector(errors, "the sketch's errors")?,
+            };
+            py.detach(|| vector_search::cosine_top_k_sketched(slice, dim, norms, sketch, query, k))?
+        }
+    };
     let index: Vec<i64> = hits.iter().map(|h| h.row as i64).collect();
     let score: Vec<f32> = hits.iter().map(|h| h.score).collect();
     Ok((PyArray1::from_vec(py, index), PyArray1::from_vec(py, score)))
@@ -75,5 +128,6 @@ fn cosine_top_k<'py>(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(row_norms, m)?)?;
     m.add_function(wrap_pyfunction!(cosine_top_k, m)?)?;
+    m.add_function(wrap_pyfunction!(sketch_rows, m)?)?;
     Ok(())
 }

@@ -74,3 +74,31 @@ def test_bad_arguments_raise_value_or_type_errors() -> None:
     with pytest.raises(OverflowError):
         _core.cosine_top_k(matrix, norms, np.ones(3, dtype=np.float32), -1)
     assert _core.cosine_top_k(matrix, norms, np.ones(3, dtype=np.float32), 0)[0].tolist() == []
+
+
+@pytest.mark.parametrize("dim", [384, 37])
+def test_the_sketch_leaves_the_result_bit_for_bit_unchanged(dim: int) -> None:
+    rng = np.random.default_rng(dim)
+    # Clusters of near-duplicates (close scores, ties) and rows the sketch's
+    # bound does not cover (zero, NaN, tiny, huge): all scored as numpy does.
+    centres = rng.standard_normal((40, dim)).astype(np.float32)
+    matrix = centres[rng.integers(0, 40, size=12_000)]
+    matrix += 0.03 * rng.standard_normal(matrix.shape).astype(np.float32)
+    matrix[100:110] = centres[3]
+    matrix[5] = 0.0
+    matrix[6, 2] = np.nan
+    matrix[7] = 1e-20
+    matrix[8] = 1e15
+    norms = _core.row_norms(matrix)
+    sketch = _core.sketch_rows(matrix)
+    codes, scales, errors = sketch
+    assert codes.shape == matrix.shape and codes.dtype == np.int8
+    assert np.isinf(errors[[5, 6, 7, 8]]).all() and np.isfinite(errors[9:]).all()
+    queries = [rng.standard_normal(dim).astype(np.float32) for _ in range(4)]
+    queries += [centres[3], matrix[2000], np.zeros(dim, dtype=np.float32)]
+    for query in queries:
+        for k in (1, 10, 40, 300):
+            index, score = _core.cosine_top_k(matrix, norms, query, k, sketch)
+            assert (index.tolist(), score.tolist()) == brute_force_top_k(matrix, query, k)
+    with pytest.raises(ValueError, match="sketch"):
+        _core.cosine_top_k(matrix, norms, queries[0], 3, (codes[:10], scales, errors))

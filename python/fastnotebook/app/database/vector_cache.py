@@ -2,8 +2,10 @@
 
 A snapshot holds, for each vector table (``source_embedding``,
 ``source_insight``, ``note``), the ids of the rows that have a vector of the
-snapshot's dimension, the vectors as one row-major float32 matrix and their
-norms. It is always read from the database, never the source of truth:
+snapshot's dimension, the vectors as one row-major float32 matrix, their
+norms and their 8-bit sketches (``_core.sketch_rows``: the exact search
+reads the full rows of only the few candidates the sketches leave). It is
+always read from the database, never the source of truth:
 
 - It is keyed by the token of ``fastnotebook_meta:vector_changes``, which
   the database's own events replace in every transaction that adds, removes
@@ -54,9 +56,12 @@ __all__ = [
     "vector_snapshot",
 ]
 
-FORMAT = 1
+FORMAT = 2
 
 F32 = npt.NDArray[np.float32]
+
+# The arrays of a table saved in the cache folder, one .npy file each.
+PARTS = ("ids", "matrix", "norms", "codes", "scales", "errors")
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,10 @@ class VectorTable:
     ids: npt.NDArray[np.bytes_]
     matrix: F32  # (rows, dimension), C-contiguous
     norms: F32  # (rows,)
+    # ``_core.sketch_rows(matrix)``: 8-bit codes, scales, error bounds.
+    codes: npt.NDArray[np.int8]
+    scales: F32
+    errors: F32
 
     @property
     def rows(self) -> int:
@@ -73,10 +82,12 @@ class VectorTable:
 
     def top_k(self, query: F32, k: int) -> list[tuple[str, float]]:
         """The ``k`` rows most similar to ``query`` (cosine, best first; ties
-        by row): (record id, score). See ``fastnotebook._core.cosine_top_k``."""
+        by row): (record id, score). See ``fastnotebook._core.cosine_top_k``:
+        the sketch leaves the result unchanged, and reads far less memory."""
         if self.rows == 0:
             return []
-        index, score = _core.cosine_top_k(self.matrix, self.norms, query, k)
+        sketch = (self.codes, self.scales, self.errors)
+        index, score = _core.cosine_top_k(self.matrix, self.norms, query, k, sketch)
         return [
             (self.ids[i].decode("utf-8", "surrogatepass"), float(s))
             for i, s in zip(index.tolist(), score.tolist(), strict=True)
@@ -138,7 +149,15 @@ def _table(ids: list[str], vectors: list[Any], dimension: int) -> VectorTable:
     encoded = np.array([i.encode("utf-8", "surrogatepass") for i in ids], dtype=np.bytes_)
     if not ids:
         encoded = np.zeros(0, dtype="S1")
-    return VectorTable(ids=encoded, matrix=matrix, norms=_core.row_norms(matrix))
+    codes, scales, errors = _core.sketch_rows(matrix)
+    return VectorTable(
+        ids=encoded,
+        matrix=matrix,
+        norms=_core.row_norms(matrix),
+        codes=codes,
+        scales=scales,
+        errors=errors,
+    )
 
 
 async def read_snapshot(db: Database, dimension: int) -> VectorSnapshot:
@@ -178,18 +197,20 @@ def _load_files(folder: Path) -> VectorSnapshot | None:
         tables = {}
         for table in VECTOR_TABLES:
             name = manifest["files"][table]
-            matrix = np.load(folder / f"{name}.matrix.npy", mmap_mode="r")
-            norms = np.load(folder / f"{name}.norms.npy", mmap_mode="r")
-            ids = np.load(folder / f"{name}.ids.npy", mmap_mode="r")
+            parts = {part: np.load(folder / f"{name}.{part}.npy", mmap_mode="r") for part in PARTS}
+            matrix = parts["matrix"]
+            rows = (matrix.shape[0],)
             if (
                 matrix.dtype != np.float32
                 or matrix.ndim != 2
                 or matrix.shape[1] != dimension
-                or norms.shape != (matrix.shape[0],)
-                or ids.shape != (matrix.shape[0],)
+                or parts["codes"].dtype != np.int8
+                or parts["codes"].shape != matrix.shape
+                or any(parts[p].shape != rows for p in ("norms", "ids", "scales", "errors"))
+                or any(parts[p].dtype != np.float32 for p in ("norms", "scales", "errors"))
             ):
                 return None
-            tables[table] = VectorTable(ids=ids, matrix=matrix, norms=norms)
+            tables[table] = VectorTable(**parts)
         return VectorSnapshot(token=str(manifest["token"]), dimension=dimension, tables=tables)
     except (OSError, ValueError, KeyError, TypeError) as e:
         logger.debug("No usable vector cache in {}: {}", folder, e)
@@ -206,9 +227,8 @@ def _save_files(folder: Path, snapshot: VectorSnapshot) -> None:
     files = {}
     for table, data in snapshot.tables.items():
         name = f"{table}-{stem}"
-        np.save(folder / f"{name}.matrix.npy", data.matrix)
-        np.save(folder / f"{name}.norms.npy", data.norms)
-        np.save(folder / f"{name}.ids.npy", data.ids)
+        for part in PARTS:
+            np.save(folder / f"{name}.{part}.npy", getattr(data, part))
         files[table] = name
     manifest = {
         "format": FORMAT,
@@ -220,7 +240,7 @@ def _save_files(folder: Path, snapshot: VectorSnapshot) -> None:
     temporary = folder / f"manifest.json.{os.getpid()}"
     temporary.write_text(json.dumps(manifest), encoding="utf-8")
     os.replace(temporary, folder / "manifest.json")
-    keep = {f"{name}.{part}.npy" for name in files.values() for part in ("matrix", "norms", "ids")}
+    keep = {f"{name}.{part}.npy" for name in files.values() for part in PARTS}
     for path in folder.iterdir():
         if path.name != "manifest.json" and path.name not in keep:
             path.unlink(missing_ok=True)

@@ -46,9 +46,10 @@ SearchMode = Literal["auto", "exact", "ann"]
 SEARCH_MODES: tuple[SearchMode, ...] = ("auto", "exact", "ann")
 
 # From benches/bench_search.py (docs/performance.md): the core's exact search
-# over 384-dimension vectors takes about 1 ms at 10,000 rows, 125 ms at
-# 100,000 and 1.9 s at 1,000,000 (p50, 2 loaded cores); above this many
-# vectors ``auto`` asks the HNSW index, whose cost grows with log(rows).
+# (with the rows' sketches) over 384-dimension vectors takes about 4 ms at
+# 10,000 rows, 28 ms at 100,000 and 0.3 s at 1,000,000 (p50, 2 cores at a
+# load average of 7), where HNSW answers in about 47 ms at 10,000; above this
+# many vectors ``auto`` asks the HNSW index, whose cost grows with log(rows).
 EXACT_MAX_ROWS = 100_000
 # Reading the vectors out of the engine costs about 1-3 ms a vector on that
 # machine: up to this many, ``auto`` reads a stale snapshot again rather
@@ -218,6 +219,11 @@ async def _exact_snapshot(
     return None
 
 
+def hnsw_effort(k: int) -> int:
+    """The HNSW search effort (ef) the ann mode asks for ``k`` neighbours."""
+    return max(40, 2 * k)
+
+
 _HIT_FIELDS = {
     "source_embedding": "id AS row, source AS id, source AS parent_id, source.title AS title",
     "source_insight": "id AS row, id, source AS parent_id, "
@@ -297,7 +303,7 @@ async def _index_search(
             )
         else:
             k = limits[table]
-            statements.append(f"{select} WHERE embedding <|{k},{max(40, 2 * k)}|> $query")
+            statements.append(f"{select} WHERE embedding <|{k},{hnsw_effort(k)}|> $query")
     found = await db.query_all(";\n".join(statements) + ";", {"query": query, "dim": len(query)})
     rows: list[Hit] = parse_record_ids(
         [row for result in found for row in result or [] if row["score"] >= minimum_score]
