@@ -96,17 +96,24 @@ fn read_vector_statements<'py>(
     let statements = py.detach(|| cbor_read::query_statements(&data, dimension))?;
     statements
         .into_iter()
-        .map(|Statement { status, result, rows }| {
-            let rows = match rows {
-                None => None,
-                Some(rows) => {
-                    let count = rows.ids.len();
-                    let matrix = PyArray1::from_vec(py, rows.vectors).reshape([count, dimension])?;
-                    Some((rows.ids, matrix))
-                }
-            };
-            Ok((status, result, rows))
-        })
+        .map(
+            |Statement {
+                 status,
+                 result,
+                 rows,
+             }| {
+                let rows = match rows {
+                    None => None,
+                    Some(rows) => {
+                        let count = rows.ids.len();
+                        let matrix =
+                            PyArray1::from_vec(py, rows.vectors).reshape([count, dimension])?;
+                        Some((rows.ids, matrix))
+                    }
+                };
+                Ok((status, result, rows))
+            },
+        )
         .collect()
 }
 

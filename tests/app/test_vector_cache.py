@@ -25,7 +25,9 @@ from fastnotebook.app.database import (
     set_embeddings,
 )
 from fastnotebook.app.database.vector_cache import (
+    _read_response,
     cache_folder,
+    read_snapshot,
     store_changes,
     vector_snapshot,
 )
@@ -90,6 +92,39 @@ async def test_the_snapshot_equals_a_brute_force_over_the_database(db: Database)
             got = snapshot.tables[table].top_k(query, 10)
             assert sorted(got) == sorted(expected)
             assert [s for _, s in got] == sorted((s for _, s in got), reverse=True)
+
+
+async def test_the_core_reads_the_response_as_the_sdk_does(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An embedded engine's response is read by the core; the snapshot is
+    the one the SDK's decoder gives, id for id and bit for bit, and a
+    response the core cannot read (an error) goes through the SDK."""
+    await seed(np.random.default_rng(4), sources=3, chunks=12)
+    # Ids of several shapes, and numbers the engine sends as integers.
+    await db.query_all(
+        "CREATE note:⟨odd id⟩ SET title = 'a', embedding = $v;"
+        "CREATE note:[1, 'x'] SET title = 'b', embedding = $w;",
+        {"v": [1, 0, -2] + [0.25] * (DIM - 3), "w": [0.5] * DIM},
+    )
+    fast = await read_snapshot(db, DIM)
+    assert await db.query_response_bytes("RETURN 1;") is not None
+
+    async def no_bytes(*args: object) -> None:
+        return None
+
+    monkeypatch.setattr(Database, "query_response_bytes", no_bytes)
+    slow = await read_snapshot(db, DIM)
+    assert fast.token == slow.token
+    for table in fast.tables:
+        a, b = fast.tables[table], slow.tables[table]
+        assert a.ids.tolist() == b.ids.tolist()
+        assert a.matrix.tobytes() == b.matrix.tobytes()
+    assert b"note:[1, 'x']" in fast.tables["note"].ids.tolist()
+    monkeypatch.undo()
+    failed = await db.query_response_bytes("SELECT VALUE token FROM ONLY 1; THROW 'boom';")
+    assert failed is not None and _read_response(failed, DIM) is None
+    assert _read_response(b"\xff", DIM) is None
 
 
 async def test_exact_search_returns_the_brute_force_best(db: Database) -> None:

@@ -187,7 +187,7 @@ class Database:
         """The engine's CBOR response to one request, undecoded, for a reader
         that decodes it faster than the SDK (``vector_cache``); None when the
         connection is not to an embedded engine (then use ``query_all``)."""
-        engine = getattr(self._conn, "_db", None)
+        engine: Any = getattr(self._conn, "_db", None)
         if not self.settings.embedded or not hasattr(engine, "execute"):
             return None
         request = query_request(sql, params or {})
