@@ -12,9 +12,9 @@ The provider is the OpenAI-compatible test server (``tests/helpers/
 embedding_server.py``) in a process of its own, answering every request
 after ``--latency`` seconds with 384-dimension vectors; the client is
 esperanto's ``openai-compatible`` provider, configured as a user would. Each
-concurrency runs on a fresh on-disk database (vector indexes on, as in a real
-install) holding enough sources for about a dozen rounds of requests, so
-that each row measures a steady state. The table gives chunks/s, the
+concurrency runs on a fresh on-disk database (no HNSW index, as ``embed``
+writes by default, as in a real install) holding enough sources for about
+a dozen rounds of requests, so that each row measures a steady state. The table gives chunks/s, the
 speed-up over one request in flight, and how busy the model (at least one
 request in flight) and the database were: where the speed-up flattens the
 database column reaches the wall time, the database's bound.
@@ -117,7 +117,7 @@ def markdown(results: list[dict[str, Any]], latency: float, batch: int) -> str:
     ).stdout.strip()
     lines = [
         f"Provider latency {latency * 1000:.0f} ms per request, {batch} chunk(s) per request, "
-        f"{DIMENSION}-dimension vectors, on-disk database with its vector indexes "
+        f"{DIMENSION}-dimension vectors, on-disk database, no HNSW index (the default) "
         f"(`python benches/bench_concurrency.py {' '.join(sys.argv[1:])}` at commit "
         f"{commit or 'unknown'}, {os.cpu_count()} cores, load average "
         f"{os.getloadavg()[0]:.1f}).",

@@ -111,28 +111,34 @@ class VectorSnapshot:
 @dataclass(frozen=True)
 class StoreChanges:
     """The change counter: its token (None without one), the number of
-    stored vectors, and the dimension of the vector indexes (None without)."""
+    stored vectors, their dimension (None before any is written), and
+    whether the vector indexes are defined."""
 
     token: str | None
     rows: int
     dimension: int | None
+    indexed: bool = False
 
 
 _snapshots: weakref.WeakKeyDictionary[Database, VectorSnapshot] = weakref.WeakKeyDictionary()
 
 
 async def store_changes(db: Database) -> StoreChanges:
-    """The current change token, row estimate and index dimension (one query)."""
-    row, dimension = await db.query_all(
+    """The current change token, row estimate, dimension and whether the
+    indexes exist (one request)."""
+    row, vectors = await db.query_all(
         f"SELECT token, rows FROM ONLY {VECTOR_CHANGES};\n"
-        "RETURN (SELECT VALUE dimension FROM ONLY fastnotebook_meta:vectors);"
+        "SELECT dimension, indexed FROM ONLY fastnotebook_meta:vectors;"
     )
     row = row if isinstance(row, dict) else {}
-    token = row.get("token")
+    vectors = vectors if isinstance(vectors, dict) else {}
+    token, dimension = row.get("token"), vectors.get("dimension")
     return StoreChanges(
         token=None if token is None else str(token),
         rows=int(row.get("rows") or 0),
         dimension=None if dimension is None else int(dimension),
+        # A dimension recorded before `indexed` existed came with its indexes.
+        indexed=dimension is not None and vectors.get("indexed") is not False,
     )
 
 

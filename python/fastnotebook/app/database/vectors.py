@@ -1,8 +1,10 @@
 """Writing vectors: a source's chunks, and the embeddings of insights and notes.
 
 Both functions write in one transaction with ``RETURN NONE`` (the SDK would
-otherwise decode every written row back in Python), and define the vector
-indexes on the first write, with the dimension of the vectors written.
+otherwise decode every written row back in Python), and record the dimension
+of the vectors on the first write; the HNSW indexes are defined on request
+(``ensure_vector_indexes``, ``embed --vector-index``), as they cost many
+times the write (docs/SCALING.md).
 Chunk rows are checked here and encoded by the core
 (``fastnotebook._core.encode_chunk_rows``): the chunk table leaves typing
 to its writers (see the schema's migration 3).
@@ -19,7 +21,7 @@ from fastnotebook._core import encode_chunk_rows
 from fastnotebook.app.database.connection import get_database
 from fastnotebook.app.database.encoded import Encoded, encode_value
 from fastnotebook.app.database.record_id import RecordID, ensure_record_id
-from fastnotebook.app.database.schema import VECTOR_TABLES, ensure_vector_indexes
+from fastnotebook.app.database.schema import VECTOR_TABLES, record_vector_dimension
 from fastnotebook.errors import InvalidInputError, NotFoundError
 
 __all__ = ["replace_source_chunks", "set_embeddings"]
@@ -61,7 +63,7 @@ async def replace_source_chunks(
     if not await db.query("SELECT VALUE id FROM $source;", {"source": source}):
         raise NotFoundError(f"source {source} not found")
     if dimension:
-        await ensure_vector_indexes(dimension, db)
+        await record_vector_dimension(dimension, db)
     try:
         data = encode_chunk_rows(
             [encode_value(source)],
@@ -92,7 +94,7 @@ async def set_embeddings(vectors: Mapping[str, Sequence[float]]) -> None:
             raise InvalidInputError(f"{rid} is not an insight or a note")
     values, dimension = _vectors(list(vectors.values()))
     db = await get_database()
-    await ensure_vector_indexes(dimension, db)
+    await record_vector_dimension(dimension, db)
     rows: list[dict[str, Any]] = [
         {"id": rid, "embedding": v} for rid, v in zip(ids, values, strict=True)
     ]

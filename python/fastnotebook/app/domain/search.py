@@ -192,7 +192,7 @@ async def vector_search(
         rows = await _exact_rows(db, snapshot, query, {t: limits[t] for t in tables})
         if rows is not None:
             return _rank([r for r in rows if r["score"] >= minimum_score], results, "similarity")
-    return await _index_search(db, query, dimension, tables, limits, minimum_score, results)
+    return await _index_search(db, query, changes.indexed, tables, limits, minimum_score, results)
 
 
 async def _exact_snapshot(
@@ -213,7 +213,7 @@ async def _exact_snapshot(
         return None
     if current is not None:
         return current
-    if rows <= REBUILD_MAX_ROWS or changes.dimension is None:
+    if rows <= REBUILD_MAX_ROWS or not changes.indexed:
         # Without an index the database would scan every vector anyway.
         return await vector_snapshot(db, dimension, changes)
     return None
@@ -276,7 +276,7 @@ async def _exact_rows(
 async def _index_search(
     db: Database,
     query: list[float],
-    dimension: int | None,
+    indexed: bool,
     tables: list[str],
     limits: dict[str, int],
     minimum_score: float,
@@ -295,8 +295,8 @@ async def _index_search(
             f"SELECT {fields[table]}, content, "
             f"vector::similarity::cosine(embedding, $query) AS score FROM {table}"
         )
-        if dimension is None:
-            # No index yet (or someone else's schema): scan the vectors of the right size.
+        if not indexed:
+            # No index (or someone else's schema): scan the vectors of the right size.
             statements.append(
                 f"{select} WHERE embedding != NONE AND array::len(embedding) = $dim "
                 f"ORDER BY score DESC LIMIT {limits[table]}"

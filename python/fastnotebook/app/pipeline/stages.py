@@ -103,11 +103,11 @@ class EmbedOptions:
     timeout: float | None = None  # seconds per HTTP request; None: the provider's
     retries: int = 8  # retries of a throttled, 5xx, dropped or malformed call
     backoff: float = 1.0  # first wait before such a retry without Retry-After
-    # Define the HNSW indexes (for `search --ann`) and keep them live. Off by
-    # default: they cost about 10 ms a vector to build, during the load or
-    # after it alike, many times the write itself, and the core's exact
-    # search answers without them (docs/SCALING.md). Indexes an earlier run
-    # defined stay, and stay current.
+    # Define the HNSW indexes (for `search --ann`) at the end of the run,
+    # over every stored vector. Off by default: they cost about 10 ms a vector
+    # to build, many times the write itself, and the core's exact search
+    # answers without them (docs/SCALING.md). Indexes that exist stay, and
+    # every write keeps them current.
     vector_index: bool = False
     # A record of more chunks than this many model batches keeps each
     # finished batch (``staging``), so that a run killed or interrupted in

@@ -87,11 +87,13 @@ class RunVectors:
     for the local pipeline and the Ray engine: ``before_write`` with each
     group's dimension, ``finish`` once every group is written.
 
-    With ``index`` the HNSW indexes are defined before the first vector (and
-    at the end of a run that wrote none, so that an up-to-date store gains
-    them); without it only the dimension is recorded and search is the
-    core's exact search. The indexes cost about 10 ms a vector to build on
-    the embedded engine, whether during or after the load (docs/SCALING.md).
+    The run records the dimension; with ``index`` it defines the HNSW
+    indexes at its end, over every stored vector (also when it wrote none,
+    so that an up-to-date store gains them). Built after the load, the index
+    costs what it costs live (about 10 ms a vector on the embedded engine)
+    and finds more of the exact neighbours (docs/SCALING.md); meanwhile
+    search is exact, or the database's full scan. Indexes that exist stay,
+    and every write keeps them current.
     """
 
     def __init__(self, db: Database, refuse: Refusal | None, index: bool) -> None:
@@ -104,24 +106,23 @@ class RunVectors:
             return
         self.dimension = dimension
         self.deferred = not await ensure_vector_dimension(
-            self.db, dimension, self.refuse, self.index
+            self.db, dimension, self.refuse, index=False
         )
 
     async def finish(self) -> None:
-        """Record the dimension (and define the indexes if asked) if that had
-        to wait for the last vector of the previous model."""
+        """Record the dimension if that had to wait for the last vector of
+        the previous model; then define the indexes if asked."""
         dimension = self.dimension
-        if dimension is None:
-            if self.index and (dimension := await vector_dimension(self.db)) is not None:
+        if dimension is not None and self.deferred:
+            if await other_dimensions(self.db, dimension):
+                logger.warning(
+                    "Vector dimension not recorded yet: some records still hold vectors of "
+                    "the previous model; run embed again"
+                )
+                return
+            await ensure_vector_dimension(self.db, dimension, self.refuse, index=False)
+            self.deferred = False
+        if self.index:
+            dimension = dimension or await vector_dimension(self.db)
+            if dimension is not None:
                 await ensure_vector_indexes(dimension, self.db)
-            return
-        if not self.deferred:
-            return
-        if await other_dimensions(self.db, dimension):
-            logger.warning(
-                "Vector dimension not recorded yet: some records still hold vectors of the "
-                "previous model; run embed again"
-            )
-            return
-        await ensure_vector_dimension(self.db, dimension, self.refuse, self.index)
-        self.deferred = False
