@@ -113,22 +113,27 @@ impl<'a> Reader<'a> {
         std::str::from_utf8(self.take(len)?).map_err(|_| malformed("invalid UTF-8", at))
     }
 
-    fn array_len(&mut self) -> Result<u64> {
+    /// The length of an array (major type 4) or map (5) that must be next.
+    fn length(&mut self, major: u8) -> Result<u64> {
         let at = self.at;
-        let (major, _, len) = self.head()?;
-        if major != 4 {
-            return Err(malformed("expected an array", at));
+        let (found, _, len) = self.head()?;
+        if found != major {
+            let what = if major == 4 {
+                "expected an array"
+            } else {
+                "expected a map"
+            };
+            return Err(malformed(what, at));
         }
         Ok(len)
     }
 
+    fn array_len(&mut self) -> Result<u64> {
+        self.length(4)
+    }
+
     fn map_len(&mut self) -> Result<u64> {
-        let at = self.at;
-        let (major, _, len) = self.head()?;
-        if major != 5 {
-            return Err(malformed("expected a map", at));
-        }
-        Ok(len)
+        self.length(5)
     }
 
     /// A number as f32, or None (the position is then unspecified).

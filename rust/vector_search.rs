@@ -119,6 +119,16 @@ fn better(a: &Hit, b: &Hit) -> std::cmp::Ordering {
     b.score.total_cmp(&a.score).then(a.row.cmp(&b.row))
 }
 
+/// The `k` best of `hits`, best first (k >= 1).
+fn best(mut hits: Vec<Hit>, k: usize) -> Vec<Hit> {
+    if hits.len() > k {
+        hits.select_nth_unstable_by(k - 1, better);
+        hits.truncate(k);
+    }
+    hits.sort_unstable_by(better);
+    hits
+}
+
 /// The `k` rows of `matrix` (`n x dim`, row-major, with `norms` from
 /// [`row_norms`]) most similar to `query` by cosine, best first (see the
 /// module for the exact arithmetic and order). Fewer than `k` when fewer
@@ -157,18 +167,13 @@ pub fn cosine_top_k(
                 *s = dot(query, row) / (query_norm * n);
             }
         });
-    let mut hits: Vec<Hit> = scores
+    let hits: Vec<Hit> = scores
         .into_iter()
         .enumerate()
         .filter(|(_, score)| !score.is_nan())
         .map(|(row, score)| Hit { row, score })
         .collect();
-    if hits.len() > k {
-        hits.select_nth_unstable_by(k - 1, better);
-        hits.truncate(k);
-    }
-    hits.sort_unstable_by(better);
-    Ok(hits)
+    Ok(best(hits, k))
 }
 
 /// Norms outside this range are not sketched (their rows are always scored
@@ -354,7 +359,7 @@ pub fn cosine_top_k_sketched(
         return cosine_top_k(matrix, dim, norms, query, k);
     };
     let query_norm = norm(query);
-    let mut hits: Vec<Hit> = candidates
+    let hits: Vec<Hit> = candidates
         .into_iter()
         .map(|row| Hit {
             row,
@@ -362,12 +367,7 @@ pub fn cosine_top_k_sketched(
         })
         .filter(|h| !h.score.is_nan())
         .collect();
-    if hits.len() > k {
-        hits.select_nth_unstable_by(k - 1, better);
-        hits.truncate(k);
-    }
-    hits.sort_unstable_by(better);
-    Ok(hits)
+    Ok(best(hits, k))
 }
 
 /// The rows (ascending) the sketch cannot rule out of the top `k`, or None
