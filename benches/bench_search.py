@@ -270,7 +270,7 @@ def corpus_chunks(count: int) -> list[str]:
 async def real_case(chunks: int, queries: int, folder: Path) -> dict[str, Any]:
     from fastnotebook.ai import local_models, model_manager
     from fastnotebook.app.database import DatabaseSettings, open_database, set_database
-    from fastnotebook.app.database.schema import ensure_vector_indexes
+    from fastnotebook.app.database.schema import ensure_vector_indexes, hnsw_nearest
     from fastnotebook.app.database.vector_cache import vector_snapshot
     from fastnotebook.embedding import generate_embeddings
 
@@ -311,8 +311,8 @@ async def real_case(chunks: int, queries: int, folder: Path) -> dict[str, Any]:
             for probe in probes:
                 exact = {rid for rid, _ in table.top_k(probe, 10)}
                 rows = await db.query(
-                    "SELECT id FROM source_embedding WHERE embedding <|10,40|> $q;",
-                    {"q": probe.tolist()},
+                    f"SELECT id FROM source_embedding WHERE {hnsw_nearest(10)};",
+                    {"query": probe.tolist()},
                 )
                 recalls.append(len(exact & {str(r["id"]) for r in rows}) / 10)
             result[how] = {

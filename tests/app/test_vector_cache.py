@@ -19,6 +19,7 @@ from fastnotebook.app.database import (
     DatabaseSettings,
     ensure_record_id,
     ensure_vector_indexes,
+    hnsw_nearest,
     open_database,
     replace_source_chunks,
     repo_insert,
@@ -33,7 +34,6 @@ from fastnotebook.app.database.vector_cache import (
     vector_snapshot,
 )
 from fastnotebook.app.domain import Note, Source, vector_search
-from fastnotebook.app.domain.search import hnsw_effort
 from fastnotebook.chunking import chunk_text
 from fastnotebook.embedding import generate_embeddings
 from fastnotebook.errors import InvalidInputError
@@ -242,42 +242,59 @@ def test_cache_folder_only_for_on_disk_databases(tmp_path: Path) -> None:
     assert cache_folder(Database(DatabaseSettings("ws://localhost:8000"))) is None
 
 
-async def test_hnsw_recall_at_10_on_real_vectors(db: Database) -> None:
+async def _hnsw_recall_at_10(
+    sources: list[tuple[list[str], list[list[float]]]], queries: list[list[float]]
+) -> float:
+    """Store ``sources`` in a new database, build the HNSW index after the
+    load (as `embed --vector-index` does) and return the mean recall@10 of
+    the ann mode's condition against exact search. A returned row whose
+    exact score ties the 10th best counts (duplicate chunks tie)."""
+    db = await open_database(DatabaseSettings("mem://", full_text_search=False))
+    previous = set_database(db)
+    try:
+        for chunks, vectors in sources:
+            source = Source(title="doc")
+            await source.save()
+            await replace_source_chunks(source.id or "", chunks, vectors)
+        dimension = len(queries[0])
+        await ensure_vector_indexes(dimension, db)
+        snapshot = await vector_snapshot(db, dimension)
+        assert snapshot is not None and snapshot.rows >= 250
+        table = snapshot.tables["source_embedding"]
+        recalls = []
+        for vector in queries:
+            query = np.asarray(vector, dtype=np.float32)
+            scores = dict(table.top_k(query, table.rows))
+            tenth = sorted(scores.values(), reverse=True)[9]
+            rows = await db.query(
+                f"SELECT id FROM source_embedding WHERE {hnsw_nearest(10)};", {"query": vector}
+            )
+            found = {str(r["id"]) for r in rows}
+            recalls.append(sum(scores[i] >= tenth for i in found) / 10)
+        return sum(recalls) / len(recalls)
+    finally:
+        set_database(previous)
+        await db.close()
+
+
+async def test_hnsw_recall_at_10_on_real_vectors() -> None:
     files = require_corpus("md")[:60]
     # The default offline model (all-MiniLM-L6-v2): real vectors, as users have them.
     model_manager.configure_embedding_model(
         local_models.ONNX_PROVIDER, local_models.ONNX_MODEL_NAME
     )
     try:
-        texts_by_file = []
+        sources = []
         for path in files:
             text = path.read_text(encoding="utf-8", errors="replace")
             chunks = [c for c in chunk_text(text, file_path=path) if c.strip()][:15]
             if chunks:
-                texts_by_file.append(chunks)
-        queries = [chunks[-1] for chunks in texts_by_file[::2]][:30]
-        for chunks in texts_by_file:
-            source = Source(title="doc")
-            await source.save()
-            await replace_source_chunks(source.id or "", chunks, await generate_embeddings(chunks))
-        vectors = await generate_embeddings(queries)
+                sources.append((chunks, await generate_embeddings(chunks)))
+        queries = [vectors[-1] for _, vectors in sources[::2]][:30]
     finally:
         model_manager.reset()
-    # Built after the load, as `embed --vector-index` builds it (live, the
-    # same index finds 0.93-0.94 of the exact top 10 on these vectors).
-    await ensure_vector_indexes(len(vectors[0]), db)
-    snapshot = await vector_snapshot(db, len(vectors[0]))
-    assert snapshot is not None and snapshot.rows >= 250
-    table = snapshot.tables["source_embedding"]
-    recalls = []
-    for vector in vectors:
-        exact = {rid for rid, _ in table.top_k(np.asarray(vector, dtype=np.float32), 10)}
-        # The statement and effort (ef) the ann mode uses for 10 chunks.
-        rows = await db.query(
-            f"SELECT id FROM source_embedding WHERE embedding <|10,{hnsw_effort(10)}|> $q;",
-            {"q": vector},
-        )
-        approximate = {str(r["id"]) for r in rows}
-        recalls.append(len(exact & approximate) / 10)
-    recall = sum(recalls) / len(recalls)
-    assert recall >= 0.95, f"recall@10 {recall:.3f} over {len(recalls)} queries"
+    # An index build depends on the insertion order (the rows' random ids):
+    # one build's recall varies by a few points, so the mode is judged by
+    # the mean of three builds.
+    builds = [await _hnsw_recall_at_10(sources, queries) for _ in range(3)]
+    assert sum(builds) / len(builds) >= 0.95, f"recall@10 of 3 builds: {builds}"

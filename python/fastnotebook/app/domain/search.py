@@ -31,6 +31,7 @@ from loguru import logger
 
 from fastnotebook.app.database.connection import Database, get_database
 from fastnotebook.app.database.record_id import ensure_record_id, parse_record_ids
+from fastnotebook.app.database.schema import hnsw_nearest
 from fastnotebook.app.database.vector_cache import (
     StoreChanges,
     VectorSnapshot,
@@ -219,11 +220,6 @@ async def _exact_snapshot(
     return None
 
 
-def hnsw_effort(k: int) -> int:
-    """The HNSW search effort (ef) the ann mode asks for ``k`` neighbours."""
-    return max(40, 2 * k)
-
-
 _HIT_FIELDS = {
     "source_embedding": "id AS row, source AS id, source AS parent_id, source.title AS title",
     "source_insight": "id AS row, id, source AS parent_id, "
@@ -303,7 +299,7 @@ async def _index_search(
             )
         else:
             k = limits[table]
-            statements.append(f"{select} WHERE embedding <|{k},{hnsw_effort(k)}|> $query")
+            statements.append(f"{select} WHERE {hnsw_nearest(k)}")
     found = await db.query_all(";\n".join(statements) + ";", {"query": query, "dim": len(query)})
     rows: list[Hit] = parse_record_ids(
         [row for result in found for row in result or [] if row["score"] >= minimum_score]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from fastnotebook.app.database import Database, get_database
+from fastnotebook.app.database import Database, get_database, hnsw_nearest
 from fastnotebook.app.vault.store import CHUNK, EDGE, NOTE, chunk_rid, note_rid
 from fastnotebook.errors import InvalidInputError
 
@@ -89,7 +89,7 @@ async def search_notes(
     )
     if await _has_index(db):
         # The index finds candidates; they are ranked by the exact score.
-        sql = f"{select} WHERE embedding <|{4 * k},{max(40, 8 * k)}|> $query;"
+        sql = f"{select} WHERE {hnsw_nearest(4 * k)};"
     else:
         sql = f"{select} WHERE embedding != NONE ORDER BY score DESC LIMIT {k};"
     rows = await db.query(sql, {"query": vector})
