@@ -5,7 +5,8 @@
 //! SurrealDB's RPC protocol (embedded engine, WebSocket and HTTP alike)
 //! takes a query's parameters as CBOR. A chunk row is a map of four fields:
 //! `source` (a record id, encoded once per record by the caller and copied
-//! in as it is), `order`, `content` and `embedding`. The vector is an array
+//! in as it is), `order`, `content` and `embedding`, and optionally its own
+//! `id` (so that the writer knows the ids it wrote without reading them back). The vector is an array
 //! of floats, each in the shortest form that is exact: a float32 value takes
 //! 5 bytes instead of 9, and the engine reads it back as the same `f64`, bit
 //! for bit. Non-finite values are refused: they are never a valid embedding.
@@ -29,7 +30,8 @@ impl Floats<'_> {
 }
 
 /// The chunks of a group of records: record `i` owns the next `counts[i]`
-/// texts and vectors; `owners[i]` is its id, already CBOR-encoded.
+/// texts and vectors; `owners[i]` is its id, already CBOR-encoded. With
+/// `ids`, row `j` is the record `table:keys[j]`.
 #[derive(Clone, Copy, Debug)]
 pub struct ChunkRows<'a> {
     pub owners: &'a [&'a [u8]],
@@ -37,12 +39,23 @@ pub struct ChunkRows<'a> {
     pub texts: &'a [&'a str],
     pub vectors: Floats<'a>,
     pub dimension: usize,
+    pub ids: Option<RowIds<'a>>,
+}
+
+/// The record ids of rows: `table:keys[j]` for row `j`.
+#[derive(Clone, Copy, Debug)]
+pub struct RowIds<'a> {
+    pub table: &'a str,
+    pub keys: &'a [&'a str],
 }
 
 const ARRAY: u8 = 4;
 const MAP: u8 = 5;
 const UINT: u8 = 0;
 const TEXT: u8 = 3;
+const TAG: u8 = 6;
+// SurrealDB's CBOR tag of a record id: [table, key].
+const RECORD_ID: u64 = 8;
 
 /// The head of a data item: major type and length (or value).
 fn head(out: &mut Vec<u8>, major: u8, n: u64) {
@@ -66,6 +79,13 @@ fn head(out: &mut Vec<u8>, major: u8, n: u64) {
 fn text(out: &mut Vec<u8>, s: &str) {
     head(out, TEXT, s.len() as u64);
     out.extend_from_slice(s.as_bytes());
+}
+
+fn record_id(out: &mut Vec<u8>, table: &str, key: &str) {
+    head(out, TAG, RECORD_ID);
+    head(out, ARRAY, 2);
+    text(out, table);
+    text(out, key);
 }
 
 fn float32(out: &mut Vec<u8>, x: f32) {
@@ -146,6 +166,15 @@ pub fn chunk_rows(rows: &ChunkRows<'_>) -> Result<Vec<u8>> {
         )));
     }
     check_shape(rows.vectors, rows.texts.len(), rows.dimension)?;
+    if let Some(ids) = rows.ids
+        && ids.keys.len() != rows.texts.len()
+    {
+        return Err(Error::InvalidArgument(format!(
+            "{} ids for {} texts",
+            ids.keys.len(),
+            rows.texts.len()
+        )));
+    }
     let text_bytes: usize = rows.texts.iter().map(|t| t.len()).sum();
     let owner_bytes: usize = (rows.owners.iter().zip(rows.counts))
         .map(|(o, &c)| o.len().saturating_mul(c))
@@ -160,7 +189,14 @@ pub fn chunk_rows(rows: &ChunkRows<'_>) -> Result<Vec<u8>> {
     let mut row = 0;
     for (owner, &count) in rows.owners.iter().zip(rows.counts) {
         for order in 0..count {
-            head(&mut out, MAP, 4);
+            match rows.ids {
+                Some(ids) => {
+                    head(&mut out, MAP, 5);
+                    text(&mut out, "id");
+                    record_id(&mut out, ids.table, ids.keys[row]);
+                }
+                None => head(&mut out, MAP, 4),
+            }
             text(&mut out, "source");
             out.extend_from_slice(owner);
             text(&mut out, "order");
@@ -252,6 +288,7 @@ mod tests {
             texts: &["x", "y"],
             vectors: Floats::F32(&[1.0, 0.5]),
             dimension: 1,
+            ids: None,
         };
         let out = chunk_rows(&rows).unwrap();
         let mut expected = vec![0x82];
@@ -278,6 +315,7 @@ mod tests {
             texts: &["x"],
             vectors: Floats::F64(&[1.0, 2.0]),
             dimension: 2,
+            ids: None,
         };
         assert!(chunk_rows(&base).is_ok());
         let bad_count = ChunkRows {
@@ -311,6 +349,38 @@ mod tests {
             ..base
         };
         assert!(chunk_rows(&huge).is_err());
+        let short_ids = ChunkRows {
+            ids: Some(RowIds {
+                table: "t",
+                keys: &[],
+            }),
+            ..base
+        };
+        assert!(chunk_rows(&short_ids).is_err());
+    }
+
+    #[test]
+    fn chunk_rows_carry_their_own_ids_when_given() {
+        let rows = ChunkRows {
+            owners: &[&[0x60]],
+            counts: &[1],
+            texts: &["x"],
+            vectors: Floats::F32(&[1.0]),
+            dimension: 1,
+            ids: Some(RowIds {
+                table: "c",
+                keys: &["k"],
+            }),
+        };
+        let out = chunk_rows(&rows).unwrap();
+        // [{"id": tag 8 ["c", "k"], "source": "", ...}]
+        let mut expected = vec![
+            0x81, 0xa5, 0x62, b'i', b'd', 0xc8, 0x82, 0x61, b'c', 0x61, b'k',
+        ];
+        expected.extend_from_slice(b"\x66source\x60\x65order\x00\x67content\x61x");
+        expected.extend_from_slice(b"\x69embedding");
+        expected.extend_from_slice(&[0x81, 0xfa, 0x3f, 0x80, 0, 0]);
+        assert_eq!(out, expected);
     }
 
     #[test]
@@ -321,6 +391,7 @@ mod tests {
             texts: &[],
             vectors: Floats::F32(&[]),
             dimension: 0,
+            ids: None,
         };
         assert_eq!(chunk_rows(&rows).unwrap(), [0x80]);
         assert_eq!(vector_rows(&[], Floats::F32(&[]), 3).unwrap(), [0x80]);

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::PyBytes;
 
-use crate::cbor::{self, ChunkRows, Floats};
+use crate::cbor::{self, ChunkRows, Floats, RowIds};
 use crate::cbor_read::{self, Statement};
 
 /// Runs `encode` over the matrix's numbers as a contiguous slice.
@@ -43,17 +43,28 @@ where
 }
 
 /// The CBOR array of chunk rows (`source`, `order`, `content`, `embedding`)
-/// of records `owners` (CBOR-encoded ids), `counts[i]` texts each.
+/// of records `owners` (CBOR-encoded ids), `counts[i]` texts each; with
+/// `ids=(table, keys)`, row `j` also gets the id `table:keys[j]`.
 #[pyfunction]
+#[pyo3(signature = (owners, counts, texts, vectors, ids=None))]
 fn encode_chunk_rows<'py>(
     py: Python<'py>,
     owners: Vec<PyBackedBytes>,
     counts: Vec<usize>,
     texts: Vec<PyBackedStr>,
     vectors: &Bound<'py, PyAny>,
+    ids: Option<(PyBackedStr, Vec<PyBackedStr>)>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let owners: Vec<&[u8]> = owners.iter().map(|o| o.as_ref()).collect();
     let texts: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
+    let keys: Vec<&str> = ids
+        .as_ref()
+        .map(|(_, keys)| keys.iter().map(|k| k.as_ref()).collect())
+        .unwrap_or_default();
+    let ids = ids.as_ref().map(|(table, _)| RowIds {
+        table: table.as_ref(),
+        keys: &keys,
+    });
     let out = with_floats(py, vectors, |floats, dimension| {
         cbor::chunk_rows(&ChunkRows {
             owners: &owners,
@@ -61,6 +72,7 @@ fn encode_chunk_rows<'py>(
             texts: &texts,
             vectors: floats,
             dimension,
+            ids,
         })
     })?;
     Ok(PyBytes::new(py, &out))

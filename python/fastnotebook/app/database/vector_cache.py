@@ -18,6 +18,9 @@ always read from the database, never the source of truth:
   database in a folder beside it (``<database folder>.vectors``), so that the
   next process starts from the file instead of the database. Deleting that
   folder is always safe.
+- The bulk writer records what each of its transactions changed
+  (``vector_journal``); a snapshot is brought up to the current token from
+  the saved one and those records when they connect, without a read.
 - A database whose schema has no change counter (a server database managed
   by someone else, or one opened without migrations) gets no cache: a
   snapshot can still be read for one search, at the cost of a full read.
@@ -45,6 +48,7 @@ from surrealdb.data.cbor import decode as cbor_decode
 from fastnotebook import _core
 from fastnotebook.app.database.connection import Database
 from fastnotebook.app.database.schema import VECTOR_CHANGES, VECTOR_TABLES
+from fastnotebook.app.database.vector_journal import JOURNAL, chain, clear_journal, read_journal
 
 __all__ = [
     "StoreChanges",
@@ -278,10 +282,68 @@ def _save_files(folder: Path, snapshot: VectorSnapshot) -> None:
     temporary = folder / f"manifest.json.{os.getpid()}"
     temporary.write_text(json.dumps(manifest), encoding="utf-8")
     os.replace(temporary, folder / "manifest.json")
-    keep = {f"{name}.{part}.npy" for name in files.values() for part in PARTS}
+    keep = {f"{name}.{part}.npy" for name in files.values() for part in PARTS} | {JOURNAL}
     for path in folder.iterdir():
         if path.name != "manifest.json" and path.name not in keep:
             path.unlink(missing_ok=True)
+
+
+def _without(table: VectorTable, gone: npt.NDArray[np.bytes_]) -> VectorTable:
+    keep = ~np.isin(table.ids, gone)
+    if keep.all():
+        return table
+    return VectorTable(**{part: np.asarray(getattr(table, part))[keep] for part in PARTS})
+
+
+def _joined(parts: list[VectorTable], dimension: int) -> VectorTable:
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        return _table([], np.zeros((0, dimension), dtype=np.float32), dimension)
+    return VectorTable(
+        **{part: np.concatenate([getattr(t, part) for t in parts]) for part in PARTS}
+    )
+
+
+def _replay(
+    folder: Path, saved: VectorSnapshot | None, token: str, dimension: int
+) -> VectorSnapshot | None:
+    """The snapshot as of ``token``: ``saved`` (or an empty store) with the
+    journal's deltas applied; None when they do not lead there."""
+    deltas = read_journal(folder)
+    base = saved.token if saved is not None and saved.dimension == dimension else None
+    found = chain(deltas, token, base) if deltas else None
+    if found is None:
+        return None
+    from_empty, steps = found
+    for delta in steps:
+        if delta.table not in VECTOR_TABLES or (delta.added_ids and delta.dimension != dimension):
+            return None
+    parts: dict[str, list[VectorTable]] = {table: [] for table in VECTOR_TABLES}
+    if saved is not None and not from_empty:
+        for table, data in saved.tables.items():
+            parts[table].append(data)
+    for delta in steps:
+        if delta.removed:
+            gone = np.array([i.encode("utf-8", "surrogatepass") for i in delta.removed])
+            parts[delta.table] = [_without(t, gone) for t in parts[delta.table]]
+        if delta.added_ids:
+            parts[delta.table].append(_table(delta.added_ids, delta.added, dimension))
+    tables = {table: _joined(found_parts, dimension) for table, found_parts in parts.items()}
+    return VectorSnapshot(token=token, dimension=dimension, tables=tables)
+
+
+def _keep(db: Database, snapshot: VectorSnapshot) -> None:
+    """Hold ``snapshot`` in memory and save it in the cache folder (which
+    then needs no journal before its token)."""
+    _snapshots[db] = snapshot
+    folder = cache_folder(db)
+    if folder is not None:
+        try:
+            _save_files(folder, snapshot)
+            clear_journal(folder)
+        except OSError as e:
+            logger.warning("Could not save the vector cache in {}: {}", folder, e)
 
 
 async def vector_snapshot(
@@ -303,19 +365,17 @@ async def vector_snapshot(
             if saved is not None and saved.token == token and saved.dimension == dimension:
                 _snapshots[db] = saved
                 return saved
+            replayed = _replay(folder, saved, token, dimension)
+            if replayed is not None:
+                _keep(db, replayed)
+                return replayed
     if not read:
         return None
     snapshot = await read_snapshot(db, dimension)
     # Exactly the store as of its own token (newer than ``token`` if a write
     # came in between): cached under that one.
     if snapshot.token is not None:
-        _snapshots[db] = snapshot
-        folder = cache_folder(db)
-        if folder is not None:
-            try:
-                _save_files(folder, snapshot)
-            except OSError as e:
-                logger.warning("Could not save the vector cache in {}: {}", folder, e)
+        _keep(db, snapshot)
     return snapshot
 
 

@@ -15,6 +15,7 @@ from fastnotebook.app.database import (
     record_vector_dimension,
     vector_dimension,
 )
+from fastnotebook.app.database.vector_cache import vector_snapshot
 from fastnotebook.errors import ConfigurationError
 
 __all__ = ["RunVectors", "ensure_vector_dimension", "mixed_dimensions", "other_dimensions"]
@@ -87,7 +88,10 @@ class RunVectors:
     for the local pipeline and the Ray engine: ``before_write`` with each
     group's dimension, ``finish`` once every group is written.
 
-    The run records the dimension; with ``index`` it defines the HNSW
+    The run records the dimension, and at its end brings the exact-search
+    cache up to date from the writer's journal (no vector is read back: see
+    ``vector_journal``), so that the first search is as fast as the next.
+    With ``index`` it defines the HNSW
     indexes at its end, over every stored vector (also when it wrote none,
     so that an up-to-date store gains them). Built after the load, the index
     costs what it costs live (about 10 ms a vector on the embedded engine)
@@ -122,6 +126,8 @@ class RunVectors:
                 return
             await ensure_vector_dimension(self.db, dimension, self.refuse, index=False)
             self.deferred = False
+        if dimension is not None:
+            await vector_snapshot(self.db, dimension, read=False)
         if self.index:
             dimension = dimension or await vector_dimension(self.db)
             if dimension is not None:

@@ -16,12 +16,21 @@ vectors (``fastnotebook.app.database.encoded``), and they are inserted as
 given: the filtering ``SELECT ... FROM $rows`` that skips deleted records
 runs only when a record of the group is gone. Where the time goes, and the
 engine's floor these writes are measured against: docs/SCALING.md.
+
+The chunk rows get their ids from the writer, and a transaction that
+changes vectors sets the change token to one of the writer's own and
+returns the one it replaced, the rows it deleted and the records still
+there: for an on-disk database the writer then appends what it changed to
+the exact-search cache's journal (``fastnotebook.app.database.vector_journal``),
+so that the first search after a run reads no vector back.
 """
 
 from __future__ import annotations
 
+import os
+import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -30,6 +39,8 @@ from fastnotebook._core import encode_chunk_rows, encode_vector_rows
 from fastnotebook.app.database import Database, RecordID
 from fastnotebook.app.database.encoded import Encoded, encode_value
 from fastnotebook.app.database.schema import COUNTED, VECTOR_CHANGES
+from fastnotebook.app.database.vector_cache import cache_folder
+from fastnotebook.app.database.vector_journal import Delta, append_delta
 from fastnotebook.app.pipeline.staging import CLEAR
 from fastnotebook.app.pipeline.state import Kind, Settings, state_id
 from fastnotebook.errors import DatabaseOperationError
@@ -57,21 +68,26 @@ class Finished:
         return max(1, len(self.chunks))
 
 
+_WRITTEN = "fastnotebook_written"
+CHUNKS = "source_embedding"
+
 # The per-row events that keep the vector change counter (see the schema's
 # VECTOR_CHANGES) stand aside for this transaction, which updates the
 # counter once: added rows minus the rows it deletes.
-_COUNT = f"""UPDATE {VECTOR_CHANGES} SET changes += 1, token = rand::uuid(),
-        rows += {{added}} - $gone RETURN NONE;"""
+_COUNT = f"""UPDATE {VECTOR_CHANGES} SET changes += 1, token = $next_token,
+        rows += {{added}} - array::len($gone) RETURN NONE;"""
 
+# The last statement before COMMIT returns what the journal needs.
 _SOURCES = f"""
 BEGIN TRANSACTION;
 LET ${COUNTED} = true;
+LET $before = (SELECT token, rows FROM ONLY {VECTOR_CHANGES});
 LET $live = array::filter($ids, |$id| record::exists($id));
-LET $gone = (SELECT count() FROM source_embedding WHERE source IN $live GROUP ALL)[0].count ?? 0;
+LET $gone = SELECT VALUE id FROM source_embedding WHERE source IN $live;
 DELETE source_embedding WHERE source IN $live RETURN NONE;
 IF array::len($live) = array::len($ids) {{
     INSERT INTO source_embedding $rows RETURN NONE;
-    IF $count > 0 OR $gone > 0 {{ {_COUNT.format(added="$count")} }};
+    IF $count > 0 OR array::len($gone) > 0 {{ {_COUNT.format(added="$count")} }};
 }} ELSE {{
     LET $kept = SELECT * FROM $rows WHERE source IN $live;
     INSERT INTO source_embedding $kept RETURN NONE;
@@ -80,6 +96,7 @@ IF array::len($live) = array::len($ids) {{
 INSERT INTO embedding_state (SELECT * FROM $states WHERE record IN $live)
     ON DUPLICATE KEY UPDATE content_hash = $input.content_hash, model = $input.model,
     chunking = $input.chunking, epoch = $input.epoch, chunks = $input.chunks RETURN NONE;
+{{ {_WRITTEN}: true, prev: $before.token, rows: $before.rows, gone: $gone, live: $live }};
 COMMIT TRANSACTION;
 """
 
@@ -120,40 +137,69 @@ def _matrix(vectors: list[Any]) -> np.ndarray[Any, Any]:
     return matrix
 
 
-def _chunk_rows(group: Sequence[Finished]) -> Encoded:
+@dataclass
+class _Write:
+    """A group's transaction, and for chunk rows what the journal needs:
+    each row's record (``owners``), id and vector."""
+
+    sql: str
+    params: dict[str, Any]
+    owners: list[RecordID] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
+    vectors: np.ndarray[Any, Any] | None = None
+
+
+def _chunk_keys(rows: int) -> list[str]:
+    # Random like the engine's own ids, and chosen here so that the writer
+    # knows what it wrote.
+    digits = os.urandom(10 * rows).hex()
+    return [digits[20 * i : 20 * (i + 1)] for i in range(rows)]
+
+
+def _chunk_rows(group: Sequence[Finished]) -> _Write:
     for item in group:
         if len(item.chunks) != len(item.vectors):
             raise ValueError(f"{item.id}: {len(item.chunks)} chunks, {len(item.vectors)} vectors")
+    matrix = _matrix([v for item in group for v in item.vectors])
+    keys = _chunk_keys(len(matrix))
     data = encode_chunk_rows(
         [encode_value(item.id) for item in group],
         [len(item.chunks) for item in group],
         [text for item in group for text in item.chunks],
-        _matrix([v for item in group for v in item.vectors]),
+        matrix,
+        (CHUNKS, keys),
     )
-    return Encoded(data)
+    return _Write(
+        _SOURCES,
+        {
+            "ids": [item.id for item in group],
+            "rows": Encoded(data),
+            "count": len(keys),
+            "next_token": uuid.uuid4(),
+        },
+        owners=[item.id for item in group for _ in item.chunks],
+        ids=[str(RecordID(CHUNKS, key)) for key in keys],
+        vectors=matrix,
+    )
 
 
-def statement(group: Sequence[Finished], settings: Settings) -> tuple[str, dict[str, Any]]:
-    """The transaction that writes ``group`` (records of one kind) and its
-    parameters. ``ValueError`` (or ``UnicodeEncodeError``) if the rows cannot
-    be encoded: vectors of mixed dimensions or with non-finite values."""
-    sql, params = _statement(group, settings)
+def statement(group: Sequence[Finished], settings: Settings) -> _Write:
+    """The transaction that writes ``group`` (records of one kind). ``ValueError``
+    (or ``UnicodeEncodeError``) if the rows cannot be encoded: vectors of mixed
+    dimensions or with non-finite values."""
+    write = _statement(group)
+    write.params["states"] = [_state(item, settings) for item in group]
     staged = [item.id for item in group if item.staged]
     if staged:
         # The same transaction deletes the records' staged batches.
-        sql = sql.replace("COMMIT TRANSACTION;", f"{CLEAR}\nCOMMIT TRANSACTION;")
-        params["staged"] = staged
-    return sql, params
+        write.sql = write.sql.replace("COMMIT TRANSACTION;", f"{CLEAR}\nCOMMIT TRANSACTION;")
+        write.params["staged"] = staged
+    return write
 
 
-def _statement(group: Sequence[Finished], settings: Settings) -> tuple[str, dict[str, Any]]:
-    kind = group[0].kind
-    ids = [item.id for item in group]
-    states = [_state(item, settings) for item in group]
-    if kind == "source":
-        rows = _chunk_rows(group)
-        count = sum(len(item.chunks) for item in group)
-        return _SOURCES, {"ids": ids, "rows": rows, "count": count, "states": states}
+def _statement(group: Sequence[Finished]) -> _Write:
+    if group[0].kind == "source":
+        return _chunk_rows(group)
     pooled = [item for item in group if item.vectors]
     rows = Encoded(
         encode_vector_rows(
@@ -162,7 +208,38 @@ def _statement(group: Sequence[Finished], settings: Settings) -> tuple[str, dict
         )
     )
     cleared = [item.id for item in group if not item.vectors]
-    return _POOLED, {"ids": ids, "rows": rows, "cleared": cleared, "states": states}
+    ids = [item.id for item in group]
+    return _Write(_POOLED, {"ids": ids, "rows": rows, "cleared": cleared})
+
+
+def _journal(db: Database, write: _Write, results: list[Any]) -> None:
+    """Append what a committed chunk transaction changed to the journal of
+    ``db``'s exact-search cache (on-disk databases only)."""
+    folder = cache_folder(db)
+    written = next((r for r in reversed(results) if isinstance(r, dict) and _WRITTEN in r), None)
+    if folder is None or written is None or write.vectors is None or written["prev"] is None:
+        return  # no cache folder, or no change counter (someone else's schema)
+    live = {str(i) for i in written["live"]}
+    complete = len(live) == len({str(i) for i in write.params["ids"]})
+    gone = [str(i) for i in written["gone"]]
+    if complete and not write.ids and not gone:
+        return  # the transaction left the token as it was
+    keep = [complete or str(owner) in live for owner in write.owners]
+    vectors = np.asarray(write.vectors, dtype=np.float32)
+    if vectors.ndim != 2 or not len(vectors):
+        vectors = np.zeros((0, 0), dtype=np.float32)
+    append_delta(
+        folder,
+        Delta(
+            prev=str(written["prev"]),
+            next=str(write.params["next_token"]),
+            rows_before=int(written["rows"] or 0),
+            table=CHUNKS,
+            removed=gone,
+            added_ids=[i for i, k in zip(write.ids, keep, strict=True) if k],
+            added=vectors[np.asarray(keep, dtype=bool)] if len(vectors) else vectors,
+        ),
+    )
 
 
 async def write_group(db: Database, group: Sequence[Finished], settings: Settings) -> None:
@@ -170,7 +247,8 @@ async def write_group(db: Database, group: Sequence[Finished], settings: Setting
     fails, or if its rows cannot be encoded (the caller then writes the
     records one by one, so that a bad one fails alone)."""
     try:
-        sql, params = statement(group, settings)
+        write = statement(group, settings)
     except ValueError as e:  # UnicodeEncodeError included
         raise DatabaseOperationError(f"cannot encode the rows: {e}") from e
-    await db.query_all(sql, params)
+    results = await db.query_all(write.sql, write.params)
+    _journal(db, write, results)

@@ -1,0 +1,245 @@
+"""The writer's journal of vector changes: a snapshot brought up to date from
+it equals one read from the database, after first runs, re-embedding, records
+deleted meanwhile and other writers; a gap or a torn record means a read."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from fastnotebook.ai import model_manager
+from fastnotebook.app.database import (
+    Database,
+    DatabaseSettings,
+    RecordID,
+    open_database,
+    replace_source_chunks,
+    set_database,
+    vector_cache,
+)
+from fastnotebook.app.database.vector_cache import (
+    VectorSnapshot,
+    cache_folder,
+    drop_snapshot,
+    read_snapshot,
+    store_changes,
+    vector_snapshot,
+)
+from fastnotebook.app.database.vector_journal import (
+    JOURNAL,
+    Delta,
+    append_delta,
+    chain,
+    read_journal,
+)
+from fastnotebook.app.domain import Source
+from fastnotebook.app.pipeline import EmbedOptions, embed, fake_model, ingest
+from fastnotebook.app.pipeline.state import Settings
+from fastnotebook.app.pipeline.writer import Finished, write_group
+from helpers.pipeline import paragraph, write_corpus
+
+DIM = 32
+
+
+@pytest.fixture
+def fake() -> Iterator[None]:
+    model_manager.configure_embedding_model(fake_model.FAKE_PROVIDER, config={"dimension": DIM})
+    yield
+    model_manager.reset()
+
+
+@pytest.fixture
+async def db(tmp_path: Path) -> AsyncIterator[Database]:
+    settings = DatabaseSettings(
+        DatabaseSettings.embedded_url(tmp_path / "data"), full_text_search=False
+    )
+    database = await open_database(settings)
+    previous = set_database(database)
+    yield database
+    set_database(previous)
+    await database.close()
+
+
+def rows_by_id(snapshot: VectorSnapshot) -> dict[str, dict[str, bytes]]:
+    """Each table's rows as {id: the vector's bytes}: equal snapshots hold
+    the same vectors under the same ids, whatever their order."""
+    return {
+        table: {
+            i.decode("utf-8", "surrogatepass"): np.asarray(data.matrix[n]).tobytes()
+            for n, i in enumerate(data.ids)
+        }
+        for table, data in snapshot.tables.items()
+    }
+
+
+async def replayed(db: Database, monkeypatch: pytest.MonkeyPatch) -> VectorSnapshot | None:
+    """The snapshot ``vector_snapshot`` gives without reading the vectors
+    (None: it would have had to read them)."""
+    vector_cache._snapshots.pop(db, None)
+
+    async def no_read(*args: Any) -> VectorSnapshot:
+        raise AssertionError("the vectors were read from the database")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(vector_cache, "read_snapshot", no_read)
+        return await vector_snapshot(db, DIM, read=False)
+
+
+async def assert_replay_equals_a_read(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    snapshot = await replayed(db, monkeypatch)
+    assert snapshot is not None, "the journal did not lead to the current token"
+    read = await read_snapshot(db, DIM)
+    assert snapshot.token == read.token == (await store_changes(db)).token
+    assert rows_by_id(snapshot) == rows_by_id(read)
+    for table, data in snapshot.tables.items():
+        expected = read.tables[table]
+        order = {i: n for n, i in enumerate(expected.ids.tolist())}
+        index = [order[i] for i in data.ids.tolist()]
+        for part in ("norms", "codes", "scales", "errors"):
+            assert np.array_equal(np.asarray(getattr(data, part)), getattr(expected, part)[index])
+
+
+async def test_the_first_search_after_runs_reads_no_vector(
+    db: Database, tmp_path: Path, fake: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = write_corpus(tmp_path / "corpus")
+    await ingest([tmp_path / "corpus"], db)
+    await embed(EmbedOptions(batch_size=7), db)
+    await assert_replay_equals_a_read(db, monkeypatch)
+    folder = cache_folder(db)
+    assert folder is not None and not (folder / JOURNAL).exists()  # saved, journal cleared
+
+    # Re-embedding: the replaced chunks go, the new ones come, from the saved snapshot.
+    paths[0].write_text("# Shorter\n\n" + paragraph("short", 1))
+    paths[2].write_text(paragraph("longer", 1) * 9)
+    await ingest([tmp_path / "corpus"], db)
+    assert (await embed(EmbedOptions(batch_size=7), db)).embedded == 2
+    # The run's end brought the saved snapshot up to date (and cleared the journal).
+    assert not (folder / JOURNAL).exists()
+    assert (await replayed(db, monkeypatch)) is not None
+    await assert_replay_equals_a_read(db, monkeypatch)
+
+
+async def test_the_journal_chains_writes_from_the_saved_snapshot(
+    db: Database, tmp_path: Path, fake: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_corpus(tmp_path / "corpus", documents=4)
+    await ingest([tmp_path / "corpus"], db)
+    await embed(EmbedOptions(), db)
+    sources = await db.query("SELECT VALUE id FROM source ORDER BY id;")
+    folder = cache_folder(db)
+    assert folder is not None and not (folder / JOURNAL).exists()
+    # Writes outside a run: each transaction appends its delta; the first
+    # search replays them onto the saved snapshot.
+    for n, source in enumerate(sources[:3]):
+        rid = RecordID("source", str(source).split(":")[1])
+        vectors = [[float(n + i + 1)] * DIM for i in range(n + 1)]
+        item = Finished(rid, "source", f"h{n}", 1, [f"c{i}" for i in range(n + 1)], vectors, 1)
+        await write_group(db, [item], Settings("m", "c"))
+    assert len(read_journal(folder)) == 3
+    await assert_replay_equals_a_read(db, monkeypatch)
+
+
+async def test_a_record_deleted_meanwhile_is_left_out(
+    db: Database, fake: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept, gone = Source(title="kept", full_text="x"), Source(title="gone", full_text="y")
+    await kept.save()
+    await gone.save()
+    assert kept.id and gone.id
+    ids = [RecordID("source", s.split(":")[1]) for s in (kept.id, gone.id)]
+    await gone.delete()
+    vectors = [[float(i + 1)] * DIM for i in range(2)]
+    group = [Finished(rid, "source", "h", 1, ["a", "b"], vectors, 0) for rid in ids]
+    await write_group(db, group, Settings("m", "c"))
+    snapshot = await replayed(db, monkeypatch)
+    assert snapshot is not None and snapshot.tables["source_embedding"].rows == 2
+    await assert_replay_equals_a_read(db, monkeypatch)
+
+
+async def test_another_writer_breaks_the_chain_and_the_vectors_are_read(
+    db: Database, tmp_path: Path, fake: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_corpus(tmp_path / "corpus", documents=3)
+    await ingest([tmp_path / "corpus"], db)
+    await embed(EmbedOptions(), db)
+    [source] = await db.query("SELECT VALUE id FROM source LIMIT 1;")
+    await replace_source_chunks(str(source), ["one", "two"], [[0.5] * DIM] * 2)
+    assert await replayed(db, monkeypatch) is None
+    snapshot = await vector_snapshot(db, DIM)  # read, then saved
+    assert snapshot is not None
+    assert rows_by_id(snapshot) == rows_by_id(await read_snapshot(db, DIM))
+    # The writer's next transaction chains from the snapshot just saved.
+    rid = RecordID("source", str(source).split(":")[1])
+    item = Finished(rid, "source", "h2", 1, ["three"], [[0.25] * DIM], 1)
+    await write_group(db, [item], Settings("m", "c"))
+    await assert_replay_equals_a_read(db, monkeypatch)
+
+
+async def test_a_torn_or_missing_journal_means_a_read(
+    db: Database, tmp_path: Path, fake: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_corpus(tmp_path / "corpus", documents=3)
+    await ingest([tmp_path / "corpus"], db)
+    await embed(EmbedOptions(batch_size=3), db)
+    for n, source in enumerate(await db.query("SELECT VALUE id FROM source;")):
+        rid = RecordID("source", str(source).split(":")[1])
+        item = Finished(rid, "source", f"h{n}", 1, ["one", "two"], [[n + 0.5] * DIM] * 2, 1)
+        await write_group(db, [item], Settings("m", "c"))
+    folder = cache_folder(db)
+    assert folder is not None
+    journal = folder / JOURNAL
+    data = journal.read_bytes()
+    journal.write_bytes(data[:-5])  # a crash in the middle of the last append
+    assert len(read_journal(folder)) == len(read_journal_all(data)) - 1 == 2
+    assert await replayed(db, monkeypatch) is None
+    drop_snapshot(db)  # the cache folder, journal included, is gone
+    assert await replayed(db, monkeypatch) is None
+    snapshot = await vector_snapshot(db, DIM)
+    assert snapshot is not None
+    assert rows_by_id(snapshot) == rows_by_id(await read_snapshot(db, DIM))
+
+
+def read_journal_all(data: bytes) -> list[Delta]:
+    from fastnotebook.app.database.vector_journal import _records
+
+    return list(_records(data))
+
+
+def delta(prev: str, next_: str, rows_before: int = 1) -> Delta:
+    empty = np.zeros((0, 2), dtype=np.float32)
+    return Delta(prev, next_, rows_before, "source_embedding", [], [], empty)
+
+
+def test_chain_walks_back_to_the_saved_token_or_an_empty_store() -> None:
+    a, b, c = delta("t0", "t1"), delta("t1", "t2"), delta("t2", "t3")
+    assert chain([c, a, b], "t3", "t0") == (False, [a, b, c])
+    assert chain([a, b, c], "t3", "t1") == (False, [b, c])
+    assert chain([a, b, c], "t1", "t1") == (False, [])
+    assert chain([a, c], "t3", "t0") is None  # a gap
+    assert chain([a, b, c], "t9", "t0") is None  # another writer came last
+    empty = delta("t1", "t2", rows_before=0)
+    assert chain([a, empty, c], "t3", None) == (True, [empty, c])
+    assert chain([a, b, c], "t3", None) is None
+    loop = [delta("x", "y"), delta("y", "x")]
+    assert chain(loop, "x", "z") is None
+
+
+def test_a_delta_survives_the_round_trip(tmp_path: Path) -> None:
+    added = np.asarray(np.arange(6).reshape(2, 3) / 7, dtype=np.float32)
+    written = Delta("p", "n", 4, "source_embedding", ["a:⟨é⟩"], ["x:1", "x:2"], added)
+    append_delta(tmp_path, written)
+    append_delta(tmp_path, delta("n", "m"))
+    first, second = read_journal(tmp_path)
+    assert (first.prev, first.next, first.rows_before, first.removed, first.added_ids) == (
+        "p",
+        "n",
+        4,
+        ["a:⟨é⟩"],
+        ["x:1", "x:2"],
+    )
+    assert np.array_equal(first.added, added) and second.next == "m"
