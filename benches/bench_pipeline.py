@@ -13,9 +13,9 @@ its own on-disk embedded database (SurrealKV):
    the model, database writes included;
 2. the floor: the same chunks (the same texts, the fake model's vectors,
    one record id per document), encoded before the clock starts, sent as
-   ``INSERT INTO <schemaless table> $rows RETURN NONE`` requests of 128
-   rows (the writer's group size) straight to the engine: the engine's own
-   insert rate for these rows, which no writer of them beats;
+   ``INSERT INTO <schemaless table> $rows RETURN NONE`` requests of as
+   many rows as the writer groups (``EmbedOptions.write_rows``) straight to
+   the engine: the engine's own insert rate for these rows, which no writer of them beats;
 3. the original's per-source path on the first ``--original-mb`` MB of the
    corpus, with Open Notebook's typed chunk table (and, as Open Notebook,
    no vector index): for each source ``chunk_text``, then per chunk
@@ -256,14 +256,18 @@ def _documents(corpus: Path) -> list[tuple[str, str]]:
     return [(str(p), read_document(p).text) for p in found.files]
 
 
-async def run_floor(corpus: Path, data_dir: Path, group_rows: int = 128) -> dict[str, Any]:
+async def run_floor(corpus: Path, data_dir: Path) -> dict[str, Any]:
     """The engine's own insert rate for the pipeline's rows: encoded before
-    the clock starts, ``INSERT`` into a schemaless table with no index."""
+    the clock starts, ``INSERT`` into a schemaless table with no index, in
+    groups of the pipeline's size."""
     from fastnotebook._core import encode_chunk_rows
     from fastnotebook.app.database import Database, DatabaseSettings, RecordID
     from fastnotebook.app.database.encoded import Encoded, encode_value, query_request
+    from fastnotebook.app.pipeline import EmbedOptions
     from fastnotebook.app.pipeline.fake_model import hash_vectors
     from fastnotebook.chunking import chunk_texts
+
+    group_rows = EmbedOptions().write_rows
 
     documents = _documents(corpus)
     chunked = chunk_texts([t for _, t in documents], file_paths=[p for p, _ in documents])

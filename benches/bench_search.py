@@ -14,8 +14,8 @@ Four parts, each printed as it finishes:
    without, and the child's peak memory (ru_maxrss) with the matrix in
    memory.
 2. For each of ``--db-rows``, an on-disk database with that many synthetic
-   384-dimension chunks (loaded without an index, in transactions of 500
-   rows; kept in ``--db-folder`` and reused if given), then the HNSW index
+   384-dimension chunks (loaded without an index by the bulk pipeline's
+   writer; kept in ``--db-folder`` and reused if given), then the HNSW index
    defined after the load up to ``--hnsw-max-rows`` (building it is slow
    beyond): load and index-build seconds; reading
    the snapshot of the vectors (a stale cache's cost) and loading it from
@@ -138,30 +138,38 @@ def run_matrix_cases(sizes: list[int], queries: int) -> list[dict[str, Any]]:
 
 
 async def load(db: Any, vectors: np.ndarray, texts: list[str] | None = None) -> float:
-    """Write ``vectors`` as chunks of sources of 10 rows, 500 rows a transaction."""
+    """Write ``vectors`` as chunks of sources of 10 rows through the bulk
+    pipeline's writer, in groups of its size (``EmbedOptions.write_rows``)."""
     from fastnotebook.app.database import RecordID
+    from fastnotebook.app.pipeline import EmbedOptions
+    from fastnotebook.app.pipeline.state import Settings
+    from fastnotebook.app.pipeline.writer import Finished, write_group
 
     rows = len(vectors)
     sources = [RecordID("source", f"s{i}") for i in range((rows + 9) // 10)]
     await db.query_all(
         "FOR $s IN $ids { CREATE $s SET title = $s.id() RETURN NONE; };", {"ids": sources}
     )
+    settings = Settings("bench/synthetic", "bench")
+    per_group = EmbedOptions().write_rows // 10
     t = time.perf_counter()
-    for start in range(0, rows, 500):
-        batch = [
-            {
-                "source": sources[i // 10],
-                "order": i % 10,
-                "content": texts[i] if texts else f"chunk {i}",
-                "embedding": vectors[i].tolist(),
-            }
-            for i in range(start, min(rows, start + 500))
-        ]
-        await db.query_all(
-            "BEGIN TRANSACTION; INSERT INTO source_embedding $rows RETURN NONE; "
-            "COMMIT TRANSACTION;",
-            {"rows": batch},
-        )
+    for first in range(0, len(sources), per_group):
+        group = []
+        for n in range(first, min(len(sources), first + per_group)):
+            span = range(10 * n, min(rows, 10 * n + 10))
+            chunks = [texts[i] if texts else f"chunk {i}" for i in span]
+            group.append(
+                Finished(
+                    sources[n],
+                    "source",
+                    f"h{n}",
+                    0,
+                    chunks,
+                    list(vectors[span.start : span.stop]),
+                    0,
+                )
+            )
+        await write_group(db, group, settings)
     return time.perf_counter() - t
 
 

@@ -327,14 +327,24 @@ def test_a_killed_concurrent_run_resumes_to_the_same_store(
         assert done > 0  # what the killed run committed was kept, not redone
 
 
-def test_the_command_line_checks_concurrency_and_timeout(
+def test_the_command_line_checks_concurrency_timeout_and_stage_after(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     parser = build_parser()
-    parsed = parser.parse_args(["embed", "--concurrency", "16", "--timeout", "90"])
-    assert (parsed.concurrency, parsed.timeout) == (16, 90.0)
+    parsed = parser.parse_args(
+        ["embed", "--concurrency", "16", "--timeout", "90", "--stage-after", "0"]
+    )
+    assert (parsed.concurrency, parsed.timeout, parsed.stage_after) == (16, 90.0, 0.0)
     assert parser.parse_args(["embed"]).concurrency == 0  # the provider's default
-    for bad in (("--concurrency", "0"), ("--timeout", "-1"), ("--timeout", "soon")):
+    assert parser.parse_args(["embed"]).stage_after == EmbedOptions().stage_after
+    for bad in (
+        ("--concurrency", "0"),
+        ("--timeout", "-1"),
+        ("--timeout", "soon"),
+        ("--stage-after", "-1"),
+        ("--stage-after", "inf"),
+        ("--stage-after", "nan"),
+    ):
         with pytest.raises(SystemExit) as exited:
             parser.parse_args(["embed", *bad])
         assert exited.value.code == 2 and bad[0] in capsys.readouterr().err
@@ -345,6 +355,10 @@ def test_options_are_checked() -> None:
         EmbedOptions(concurrency=-1)
     with pytest.raises(ValueError, match="timeout"):
         EmbedOptions(timeout=0)
+    with pytest.raises(ValueError, match="stage_after"):
+        EmbedOptions(stage_after=-1)
+    with pytest.raises(ValueError, match="write_rows"):
+        EmbedOptions(write_rows=0)
 
 
 def test_report_type() -> None:

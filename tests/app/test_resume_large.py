@@ -11,8 +11,10 @@ import io
 import json
 import re
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -93,7 +95,7 @@ def test_a_run_killed_inside_a_large_file_embeds_only_its_remaining_batches(
             {"dimension": 16, "delay": 0.005, "log": str(log)}
         )
     }
-    embed_args = ("embed", "--quiet", "--batch-size", str(BATCH))
+    embed_args = ("embed", "--quiet", "--batch-size", str(BATCH), "--stage-after", "0")
 
     # What an uninterrupted run stores.
     reference = tmp_path / "reference"
@@ -148,17 +150,19 @@ class CountingModel:
     """The fake model's vectors; counts the texts, and can set ``stop``
     (as Ctrl-C) during a chosen call."""
 
-    def __init__(self, stop: asyncio.Event | None = None, stop_at: int = 0) -> None:
+    def __init__(
+        self, stop: asyncio.Event | None = None, stop_at: int = 0, delay: float = 0.001
+    ) -> None:
         self.texts: list[str] = []
         self.calls = 0
-        self.stop, self.stop_at = stop, stop_at
+        self.stop, self.stop_at, self.delay = stop, stop_at, delay
 
     async def __call__(self, texts: list[str]) -> list[list[float]]:
         self.calls += 1
         self.texts += texts
         if self.stop is not None and self.calls == self.stop_at:
             self.stop.set()
-        await asyncio.sleep(0.001)
+        await asyncio.sleep(self.delay)
         return fake_model.hash_vectors(texts, 32).tolist()  # type: ignore[no-any-return]
 
 
@@ -182,7 +186,7 @@ async def test_ctrl_c_inside_a_large_file_keeps_its_batches(
     stop = asyncio.Event()
     first = CountingModel(stop, stop_at=6)
     use_model(monkeypatch, first)
-    options = EmbedOptions(kinds=("source",), batch_size=BATCH)
+    options = EmbedOptions(kinds=("source",), batch_size=BATCH, stage_after=0)
     report = await embed(options, db, stop=stop)
     assert report.interrupted
     assert str(large.resolve()) not in await stored_chunks(db)
@@ -207,7 +211,7 @@ async def test_staged_batches_of_another_text_or_settings_are_not_used(
     await ingest([tmp_path / "corpus"], db)
     stop = asyncio.Event()
     use_model(monkeypatch, CountingModel(stop, stop_at=5))
-    options = EmbedOptions(kinds=("source",), batch_size=BATCH)
+    options = EmbedOptions(kinds=("source",), batch_size=BATCH, stage_after=0)
     await embed(options, db, stop=stop)
     assert await staging_rows(db) > 0
     if change == "text":
@@ -241,7 +245,7 @@ async def test_small_records_are_never_staged(
         raise AssertionError("a small record was staged")
 
     monkeypatch.setattr(stages.staging, "save_batch", refuse)
-    report = await embed(EmbedOptions(kinds=("source",), batch_size=BATCH), db)
+    report = await embed(EmbedOptions(kinds=("source",), batch_size=BATCH, stage_after=0), db)
     assert report.counts["source"].embedded == 4
     assert await stored_chunks(db) == expected_chunks(paths)
 
@@ -253,7 +257,7 @@ async def test_deleting_a_record_deletes_its_staged_batches(
     await source.save()
     stop = asyncio.Event()
     use_model(monkeypatch, CountingModel(stop, stop_at=4))
-    await embed(EmbedOptions(kinds=("source",), batch_size=BATCH), db, stop=stop)
+    await embed(EmbedOptions(kinds=("source",), batch_size=BATCH, stage_after=0), db, stop=stop)
     assert await staging_rows(db) > 0
     await source.delete()
     assert await staging_rows(db) == 0
@@ -277,7 +281,12 @@ async def test_the_progress_line_shows_the_large_files_batches(
     use_model(monkeypatch, CountingModel())
     monkeypatch.setattr(CountingModel, "__call__", lambda self, texts: slow(texts))
     out = Terminal()
-    await embed(EmbedOptions(kinds=("source",), batch_size=BATCH), db, progress=True, stream=out)
+    await embed(
+        EmbedOptions(kinds=("source",), batch_size=BATCH, stage_after=0),
+        db,
+        progress=True,
+        stream=out,
+    )
     shown = [int(n) for n in re.findall(rf"large\.txt (\d+)/{total} batches", out.getvalue())]
     assert shown and shown == sorted(shown) and 0 < shown[-1] < total
 
@@ -292,3 +301,55 @@ def test_progress_shows_a_file_until_its_batches_are_done() -> None:
     assert "other.md 1/5 batches" in bar.line() and "big.txt" not in bar.line()
     bar.show_file("other.md", 0, 0)
     assert "batches" not in bar.line()
+
+
+async def test_a_large_record_is_staged_only_after_stage_after_seconds_in_the_model(
+    db: Database, tmp_path: Path, fake: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before ``stage_after`` no staging write; the first one then keeps
+    every chunk finished so far, and later ones what came since."""
+    write_large_corpus(tmp_path / "corpus")
+    await ingest([tmp_path / "corpus"], db)
+    stop = asyncio.Event()
+    # The stage's clock moves one second per model call, staging starts
+    # after 3.5: the first write comes after four batches of the record and
+    # holds them all; stop during the tenth call.
+    model = CountingModel(stop, stop_at=10)
+    use_model(monkeypatch, model)
+    clock = SimpleNamespace(monotonic=lambda: float(model.calls), perf_counter=time.perf_counter)
+    monkeypatch.setattr(stages, "time", clock)
+    options = EmbedOptions(kinds=("source",), batch_size=BATCH, stage_after=3.5)
+    saved: list[tuple[int, int]] = []
+    save_batch = stages.staging.save_batch
+
+    async def recording(db: Database, record: Any, key: str, start: int, vectors: Any) -> None:
+        saved.append((start, len(vectors)))
+        await save_batch(db, record, key, start, vectors)
+
+    monkeypatch.setattr(stages.staging, "save_batch", recording)
+    await embed(options, db, stop=stop)
+    assert saved[0][0] == 0
+    assert saved[0][1] >= 3 * BATCH  # the batches before the threshold, in one write
+    assert all(rows <= BATCH for _, rows in saved[1:])  # then batch by batch
+    rows = await db.query("SELECT start, width, vectors FROM embedding_staging;")
+    kept = sorted(
+        row["start"] + n for row in rows for n in range(len(row["vectors"]) // row["width"])
+    )
+    assert kept == list(range(len(kept)))  # every finished chunk, none twice
+    assert len(kept) >= 6 * BATCH
+
+
+async def test_a_large_record_finished_within_stage_after_is_never_staged(
+    db: Database, tmp_path: Path, fake: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths, _ = write_large_corpus(tmp_path / "corpus")
+    await ingest([tmp_path / "corpus"], db)
+
+    async def refuse(*args: Any) -> None:
+        raise AssertionError("a record finished within stage_after was staged")
+
+    monkeypatch.setattr(stages.staging, "save_batch", refuse)
+    options = EmbedOptions(kinds=("source",), batch_size=BATCH, stage_after=60)
+    report = await embed(options, db)
+    assert report.failed == 0
+    assert await stored_chunks(db) == expected_chunks(paths)

@@ -64,6 +64,16 @@ def _timeout(raw: str) -> float:
     return value
 
 
+def _seconds(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {raw!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be 0 or more seconds, got {value}")
+    return value
+
+
 def _similarity(raw: str) -> float:
     try:
         value = float(raw)
@@ -168,6 +178,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         timeout=args.timeout,
         vector_index=args.vector_index,
+        stage_after=args.stage_after,
     )
 
     async def work(db: Database) -> int:
@@ -320,6 +331,15 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         action="store_true",
         help="define the database's HNSW vector indexes (for `search --ann`) and keep them "
         "current; costs about 10 ms a chunk to build, where exact search needs none",
+    )
+    embed_cmd.add_argument(
+        "--stage-after",
+        type=_seconds,
+        default=5.0,
+        metavar="SECONDS",
+        help="keep the finished batches of a large file once it has been this long in the "
+        "model, so that an interrupted run resumes inside it (default 5; 0: from its first "
+        "batch)",
     )
     add_ray_arguments(embed_cmd)
     embed_cmd.set_defaults(run=cmd_embed)

@@ -82,7 +82,7 @@ class RayOptions:
     read_bytes: int = 4_000_000  # text per database read (one Ray block)
     read_items: int = 256  # records per database read
     block_bytes: int = 256_000  # text per Ray block: the unit a model actor takes at once
-    write_rows: int = 128  # rows per write transaction
+    write_rows: int = 512  # rows per write transaction (as EmbedOptions)
     max_restarts: int = 4  # times a dead model actor is restarted
     max_task_retries: int = 4  # times a batch is retried on a restarted actor
 
