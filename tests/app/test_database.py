@@ -55,7 +55,9 @@ from fastnotebook.errors import (
 
 def test_default_settings_are_an_embedded_database_in_the_data_dir(tmp_path: Path) -> None:
     settings = DatabaseSettings.from_env({"FASTNOTEBOOK_DATA_DIR": str(tmp_path)})
-    assert settings.embedded and settings.migrate_on_open and settings.full_text_search
+    assert settings.embedded and settings.migrate_on_open
+    assert not settings.full_text_search  # BM25 is opt-in: FASTNOTEBOOK_FULL_TEXT_SEARCH=1
+    assert DatabaseSettings.from_env({"FASTNOTEBOOK_FULL_TEXT_SEARCH": "1"}).full_text_search
     assert settings.url == f"surrealkv://{tmp_path.resolve()}/surrealdb"
     assert settings.local_path == tmp_path.resolve() / "surrealdb"
     assert (settings.namespace, settings.database) == ("open_notebook", "open_notebook")

@@ -14,8 +14,9 @@ an Open Notebook database as well as on fastnotebook's own.
   bulk pipeline records the dimension only (``record_vector_dimension``) and
   leaves search to the core's exact search unless told otherwise.
 - Full-text (BM25) indexes cost about a millisecond for every distinct term a
-  write adds, so they are optional (``DatabaseSettings.full_text_search``) and
-  defined by ``ensure_search_indexes``.
+  write adds (some 11 ms a chunk), so they are opt-in
+  (``DatabaseSettings.full_text_search``, off by default) and defined by
+  ``ensure_search_indexes``.
 
 Every function takes the database it works on (``connection`` opens it and
 calls ``migrate``).

@@ -62,7 +62,11 @@ class DatabaseSettings:
     """Connection settings. ``auto_migrate`` applies fastnotebook's schema on
     open (default: only for embedded databases, whose schema nobody else
     manages); ``full_text_search`` adds the BM25 indexes that ``text_search``
-    needs (they make every write of text several times slower)."""
+    needs. Off by default: the engine spends about 11 ms on every chunk it
+    indexes, some 35 times the write without them (docs/performance.md, "The
+    write path"), for a search that only the Python API offers. Turned on
+    for a store that has text, it indexes every row at open; indexes a store
+    has stay, and every write keeps them current."""
 
     url: str
     namespace: str = DEFAULT_NAMESPACE
@@ -70,7 +74,7 @@ class DatabaseSettings:
     username: str | None = None
     password: str | None = field(default=None, repr=False)
     auto_migrate: bool | None = None
-    full_text_search: bool = True
+    full_text_search: bool = False
 
     def __post_init__(self) -> None:
         scheme = self.scheme
@@ -122,5 +126,5 @@ class DatabaseSettings:
             if url
             else None,
             auto_migrate=_flag(env, AUTO_MIGRATE_ENV, False) if auto else None,
-            full_text_search=_flag(env, FULL_TEXT_ENV, True),
+            full_text_search=_flag(env, FULL_TEXT_ENV, False),
         )
