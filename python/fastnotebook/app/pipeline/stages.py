@@ -97,7 +97,7 @@ class EmbedOptions:
     read_bytes: int = 4_000_000  # text per database read
     read_items: int = 256  # records per database read
     # Rows per write transaction: the engine's cost per transaction makes
-    # 512 a fifth faster than 128 for the same rows (docs/performance.md).
+    # 512 about 15% faster than 128 for the same rows (docs/performance.md).
     write_rows: int = 512
     queue_batches: int = 2  # read batches waiting between stages
     finished_items: int = 32  # records waiting to be written
