@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -25,9 +26,12 @@ from fastnotebook.app.database import (
     repo_insert,
     set_database,
     set_embeddings,
+    vector_cache,
 )
 from fastnotebook.app.database.vector_cache import (
+    VectorSnapshot,
     _read_response,
+    _read_whole,
     cache_folder,
     read_snapshot,
     store_changes,
@@ -93,6 +97,102 @@ async def test_the_snapshot_equals_a_brute_force_over_the_database(db: Database)
             got = snapshot.tables[table].top_k(query, 10)
             assert sorted(got) == sorted(expected)
             assert [s for _, s in got] == sorted((s for _, s in got), reverse=True)
+
+
+def same_snapshot(a: VectorSnapshot, b: VectorSnapshot) -> None:
+    assert a.token == b.token and a.dimension == b.dimension
+    for table in a.tables:
+        x, y = a.tables[table], b.tables[table]
+        assert x.ids.tolist() == y.ids.tolist()
+        assert x.matrix.tobytes() == y.matrix.tobytes()
+        assert x.norms.tobytes() == y.norms.tobytes()
+
+
+async def test_a_paged_read_equals_the_read_in_one_transaction(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages of a few rows, continued by key range after string and integer
+    ids, give the one-transaction snapshot id for id and bit for bit; an id
+    that a range cannot continue from reads in one transaction."""
+    await seed(np.random.default_rng(8), sources=3, chunks=7)
+    await db.query_all(
+        "CREATE note:5 SET title = 'int', embedding = $v;"
+        "CREATE note:⟨123⟩ SET title = 'digits', embedding = $v;"
+        "CREATE note:ab_c SET title = 'plain', embedding = $v;"
+        "CREATE note:⟨odd id⟩ SET title = 'spaced', embedding = $v;"
+        "CREATE note SET title = 'no vector';",
+        {"v": [0.5] * DIM},
+    )
+    whole = await _read_whole(db, DIM)
+    assert whole.rows == 3 * 7 + 5 + 4
+    pages: list[str] = []
+    read_page = vector_cache._read_page
+
+    async def counted(db: Database, sql: str, dimension: int) -> Any:
+        pages.append(sql)
+        return await read_page(db, sql, dimension)
+
+    monkeypatch.setattr(vector_cache, "_read_page", counted)
+    for size in (1, 2, 3, 7, 100):
+        monkeypatch.setattr(vector_cache, "PAGE_ROWS", size)
+        pages.clear()
+        same_snapshot(await read_snapshot(db, DIM), whole)
+        assert len(pages) >= (3 * 7) // size  # paged, not one read
+    # "odd id" cannot start a range: the notes' pages stop there, and the
+    # read is the whole one.
+    monkeypatch.setattr(vector_cache, "PAGE_ROWS", 1)
+    await db.query_all(
+        "DELETE note:⟨odd id⟩; CREATE note:[1, 'x'] SET embedding = $v;", {"v": [0.25] * DIM}
+    )
+    read_whole = vector_cache._read_whole
+    wholes: list[int] = []
+
+    async def whole_read(db: Database, dimension: int) -> VectorSnapshot:
+        wholes.append(dimension)
+        return await read_whole(db, dimension)
+
+    monkeypatch.setattr(vector_cache, "_read_whole", whole_read)
+    same_snapshot(await read_snapshot(db, DIM), await read_whole(db, DIM))
+    assert wholes == [DIM]
+
+
+async def test_a_paged_read_that_meets_a_change_reads_again(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A vector written between two pages changes the token: the read
+    starts again and the snapshot is the store after the change, never a
+    mix; a store that keeps changing is read in one transaction."""
+    ids = await seed(np.random.default_rng(9), sources=2, chunks=5)
+    monkeypatch.setattr(vector_cache, "PAGE_ROWS", 2)
+    read_page = vector_cache._read_page
+    writes = 0
+
+    async def writing(db: Database, sql: str, dimension: int) -> Any:
+        nonlocal writes
+        if writes < limit:
+            writes += 1
+            await replace_source_chunks(ids[0], [f"new {writes}"], [[float(writes)] * DIM])
+        return await read_page(db, sql, dimension)
+
+    monkeypatch.setattr(vector_cache, "_read_page", writing)
+    limit = 1
+    snapshot = await read_snapshot(db, DIM)
+    same_snapshot(snapshot, await _read_whole(db, DIM))
+    assert snapshot.rows == 1 + 5 + 5 and writes == 1  # the new chunk, the other source, notes
+    # Changed during every try: the one-transaction read.
+    limit, writes = 100, 0
+    read_whole = vector_cache._read_whole
+    wholes: list[int] = []
+
+    async def whole_read(db: Database, dimension: int) -> VectorSnapshot:
+        wholes.append(dimension)
+        return await read_whole(db, dimension)
+
+    monkeypatch.setattr(vector_cache, "_read_whole", whole_read)
+    snapshot = await read_snapshot(db, DIM)
+    assert wholes == [DIM] and writes >= vector_cache._PAGED_TRIES
+    monkeypatch.setattr(vector_cache, "_read_page", read_page)
+    same_snapshot(snapshot, await read_whole(db, DIM))
 
 
 async def test_the_core_reads_the_response_as_the_sdk_does(

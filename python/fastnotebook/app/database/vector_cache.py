@@ -10,8 +10,9 @@ always read from the database, never the source of truth:
 - It is keyed by the token of ``fastnotebook_meta:vector_changes``, which
   the database's own events replace in every transaction that adds, removes
   or changes a vector, whatever code writes it (see
-  ``schema.VECTOR_CHANGES``). The token and the vectors are read in one
-  transaction, so a snapshot is exactly the store as of its token.
+  ``schema.VECTOR_CHANGES``). The vectors are read in pages between two
+  reads of the token, and again if it changed, so a snapshot is exactly
+  the store as of its token.
 - Before each use the current token is read (one small query); a snapshot
   with another token is stale and never used.
 - It is kept in memory, per open ``Database``, and for an on-disk embedded
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import weakref
 from dataclasses import dataclass
@@ -173,13 +175,98 @@ def _table(
     )
 
 
-async def read_snapshot(db: Database, dimension: int) -> VectorSnapshot:
-    """Read every stored vector of ``dimension`` and the change token, in one
-    transaction (so the snapshot is exactly the store as of its token).
+# Rows a paged read asks for at once: the engine holds about 100 KB a row of
+# 384 dimensions while it answers (6.5 GB for 50,000 rows in one response),
+# so a page of 2,000 bounds that at a few hundred MB whatever the store.
+PAGE_ROWS = 2_000
+# A paged read that meets a change starts again, at most this many times.
+_PAGED_TRIES = 3
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_]+")
 
-    From an embedded engine the response is read by the core: the SDK's
-    decoder makes a Python float of every number, about half the time of a
-    cold read (docs/SCALING.md)."""
+
+async def read_snapshot(db: Database, dimension: int) -> VectorSnapshot:
+    """Read every stored vector of ``dimension`` and the change token: a
+    snapshot that is exactly the store as of its token.
+
+    The vectors are read in pages of ``PAGE_ROWS`` rows, in key order, with
+    the token read before and after: a change meanwhile (a new token) reads
+    again. A store without a change counter, or with ids that a key range
+    cannot continue from, is read in one transaction instead (the engine's
+    memory then grows with the store). From an embedded engine each
+    response is read by the core: the SDK's decoder makes a Python float of
+    every number, about half the time of a cold read (docs/SCALING.md)."""
+    for _ in range(_PAGED_TRIES):
+        token = (await store_changes(db)).token
+        if token is None:
+            break
+        tables = await _read_pages(db, dimension)
+        if tables is None:
+            break
+        if (await store_changes(db)).token == token:
+            return VectorSnapshot(token=token, dimension=dimension, tables=tables)
+        logger.debug("The vectors changed while they were read: reading again")
+    return await _read_whole(db, dimension)
+
+
+async def _read_pages(db: Database, dimension: int) -> dict[str, VectorTable] | None:
+    """Every table's vectors of ``dimension``, page by page; None if a row's
+    id is one that a key range cannot start after."""
+    tables = {}
+    for table in VECTOR_TABLES:
+        ids: list[str] = []
+        blocks: list[npt.NDArray[np.float32]] = []
+        source = table
+        while True:
+            found, matrix = await _read_page(
+                db,
+                f"SELECT VALUE [id, embedding] FROM {source} WHERE embedding != NONE "
+                f"AND array::len(embedding) = $dim LIMIT {PAGE_ROWS};",
+                dimension,
+            )
+            ids += [str(i) for i in found]
+            blocks.append(np.asarray(matrix, dtype=np.float32).reshape(len(found), dimension))
+            if len(found) < PAGE_ROWS:
+                break
+            after = _key_literal(found[-1])
+            if after is None:
+                return None
+            source = f"{table}:{after}>.."
+        tables[table] = _table(ids, np.concatenate(blocks), dimension)
+    return tables
+
+
+async def _read_page(
+    db: Database, sql: str, dimension: int
+) -> tuple[list[Any], npt.NDArray[np.float32]]:
+    """The record ids and vectors one ``SELECT VALUE [id, embedding]`` returns."""
+    params = {"dim": dimension}
+    data = await db.query_response_bytes(sql, params)
+    if data is not None:
+        try:
+            statements = _core.read_vector_statements(data, dimension)
+        except ValueError:
+            statements = []
+        if statements and statements[-1][0] == "OK" and statements[-1][2] is not None:
+            spans, matrix = statements[-1][2]
+            return [cbor_decode(data[a:b]) for a, b in spans], matrix
+    found = await db.query(sql, params) or []
+    vectors = np.asarray([r[1] for r in found], dtype=np.float32).reshape(len(found), dimension)
+    return [r[0] for r in found], vectors
+
+
+def _key_literal(record: Any) -> str | None:
+    """``record``'s key as SurrealQL writes it in a range, for the ids the
+    writers give (strings of letters, digits and ``_``, or integers)."""
+    key = getattr(record, "id", None)
+    if isinstance(key, str) and _PLAIN_KEY.fullmatch(key):
+        return f"⟨{key}⟩"
+    if isinstance(key, int) and not isinstance(key, bool):
+        return str(key)
+    return None
+
+
+async def _read_whole(db: Database, dimension: int) -> VectorSnapshot:
+    """Every vector and the token in one transaction (one response)."""
     selects = "\n".join(
         f"SELECT VALUE [id, embedding] FROM {table} "
         "WHERE embedding != NONE AND array::len(embedding) = $dim;"
