@@ -1,7 +1,7 @@
 """Benchmark: vector search latency and recall, exact (core) against HNSW.
 
     python benches/bench_search.py [--matrix-rows 10000 100000 1000000]
-        [--db-rows 10000 100000] [--db-folder DIR] [--hnsw-max-rows 10000]
+        [--db-rows 10000 100000 1000000] [--db-folder DIR] [--hnsw-max-rows 10000]
         [--real-chunks 1000] [--queries 50] [--cli-runs 5]
         [--docs docs/performance.md] [--scaling docs/SCALING.md]
 
@@ -461,7 +461,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--matrix-rows", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
     parser.add_argument(
-        "--db-rows", type=int, nargs="*", default=[10_000, 100_000], help="none: skip parts 2, 3"
+        "--db-rows", type=int, nargs="*", default=[10_000, 100_000, 1_000_000], help="none: skip parts 2, 3"
     )
     parser.add_argument(
         "--db-folder",
