@@ -108,6 +108,18 @@ def same_snapshot(a: VectorSnapshot, b: VectorSnapshot) -> None:
         assert x.norms.tobytes() == y.norms.tobytes()
 
 
+def count_whole_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Make the one-transaction read note each call (its dimension)."""
+    wholes: list[int] = []
+
+    async def counted(db: Database, dimension: int) -> VectorSnapshot:
+        wholes.append(dimension)
+        return await _read_whole(db, dimension)
+
+    monkeypatch.setattr(vector_cache, "_read_whole", counted)
+    return wholes
+
+
 async def test_a_paged_read_equals_the_read_in_one_transaction(
     db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -144,15 +156,8 @@ async def test_a_paged_read_equals_the_read_in_one_transaction(
     await db.query_all(
         "DELETE note:⟨odd id⟩; CREATE note:[1, 'x'] SET embedding = $v;", {"v": [0.25] * DIM}
     )
-    read_whole = vector_cache._read_whole
-    wholes: list[int] = []
-
-    async def whole_read(db: Database, dimension: int) -> VectorSnapshot:
-        wholes.append(dimension)
-        return await read_whole(db, dimension)
-
-    monkeypatch.setattr(vector_cache, "_read_whole", whole_read)
-    same_snapshot(await read_snapshot(db, DIM), await read_whole(db, DIM))
+    wholes = count_whole_reads(monkeypatch)
+    same_snapshot(await read_snapshot(db, DIM), await _read_whole(db, DIM))
     assert wholes == [DIM]
 
 
@@ -181,18 +186,11 @@ async def test_a_paged_read_that_meets_a_change_reads_again(
     assert snapshot.rows == 1 + 5 + 5 and writes == 1  # the new chunk, the other source, notes
     # Changed during every try: the one-transaction read.
     limit, writes = 100, 0
-    read_whole = vector_cache._read_whole
-    wholes: list[int] = []
-
-    async def whole_read(db: Database, dimension: int) -> VectorSnapshot:
-        wholes.append(dimension)
-        return await read_whole(db, dimension)
-
-    monkeypatch.setattr(vector_cache, "_read_whole", whole_read)
+    wholes = count_whole_reads(monkeypatch)
     snapshot = await read_snapshot(db, DIM)
     assert wholes == [DIM] and writes >= vector_cache._PAGED_TRIES
     monkeypatch.setattr(vector_cache, "_read_page", read_page)
-    same_snapshot(snapshot, await read_whole(db, DIM))
+    same_snapshot(snapshot, await _read_whole(db, DIM))
 
 
 async def test_the_core_reads_the_response_as_the_sdk_does(
