@@ -4,6 +4,10 @@
   ``context_config`` has ``ContextConfig``'s fields.
 - ``GET /notebooks/{notebook_id}/context``: everything in the notebook
   (sources with insights, notes in full), optionally within ``max_tokens``.
+- ``POST /search``: body ``{"query", "k", "min_score", "mode"}``, the
+  vector search of ``fastnotebook search``: ``{"hits", "paths", "vault"}``
+  (``fastnotebook.app.answers``). ``fastnotebook search`` sends its query
+  here while ``serve`` holds the database (``app.database.holder``).
 - ``GET /health``: whether the database answers.
 
 Both context endpoints return the builder's response as JSON. Errors are JSON
@@ -24,13 +28,15 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from loguru import logger
 
-from fastnotebook.app.api.models import ContextRequest
+from fastnotebook.app.answers import search_answer
+from fastnotebook.app.api.models import ContextRequest, SearchRequest
 from fastnotebook.app.database.connection import (
     Database,
     get_database,
     open_database,
     set_database,
 )
+from fastnotebook.app.database.holder import announce, withdraw
 from fastnotebook.app.domain.context import DatabaseRecords
 from fastnotebook.context_builder import ContextBuilder
 from fastnotebook.errors import DatabaseOperationError, InvalidInputError, NotFoundError
@@ -47,18 +53,22 @@ def _readable(exc: RequestValidationError) -> str:
     return "; ".join(parts) or "invalid request"
 
 
-def create_app(database: Database | None = None) -> FastAPI:
+def create_app(database: Database | None = None, address: str | None = None) -> FastAPI:
     """The API app. With ``database`` it serves that (open) database and
     leaves it open at shutdown; without, it opens the environment's database
-    (``fastnotebook.app.database.settings``) at startup and closes it at shutdown."""
+    (``fastnotebook.app.database.settings``) at startup and closes it at
+    shutdown, and with ``address`` (its URL) names itself beside an on-disk
+    database as the process that holds it while it runs."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         db = database or await open_database()
         previous = set_database(db)
+        named = announce(db.settings, address) if address and database is None else None
         try:
             yield
         finally:
+            withdraw(named)
             set_database(previous)
             if database is None:
                 await db.close()
@@ -88,6 +98,11 @@ def create_app(database: Database | None = None) -> FastAPI:
         db = await get_database()
         await db.query("RETURN true;")
         return {"status": "ok"}
+
+    @app.post("/search")
+    async def search(request: SearchRequest) -> dict[str, Any]:
+        db = await get_database()
+        return await search_answer(db, request.query, request.k, request.min_score, request.mode)
 
     @app.post("/chat/context")
     async def chat_context(request: ContextRequest) -> dict[str, Any]:
@@ -120,4 +135,9 @@ def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
     """Serve the API with uvicorn until interrupted (the environment's database)."""
     import uvicorn
 
-    uvicorn.run(create_app(), host=host, port=port, log_level="info")
+    # A client on this machine reaches a server on every address at loopback.
+    reachable = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
+    if ":" in reachable:
+        reachable = f"[{reachable}]"
+    address = f"http://{reachable}:{port}"
+    uvicorn.run(create_app(address=address), host=host, port=port, log_level="info")

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from fastnotebook.context_builder import DEFAULT_PRIORITY_WEIGHTS, ContextConfig
 
-__all__ = ["ContextConfigBody", "ContextRequest"]
+__all__ = ["ContextConfigBody", "ContextRequest", "SearchRequest"]
 
 # An inclusion level must contain one of these (matched as substrings, as the
 # builder matches them), so that a typo is a 422 rather than a silent default.
@@ -68,3 +68,14 @@ class ContextRequest(BaseModel):
 
     notebook_id: str = Field(min_length=1)
     context_config: ContextConfigBody = Field(default_factory=ContextConfigBody)
+
+
+class SearchRequest(BaseModel):
+    """``POST /search``: a vector search as ``fastnotebook search`` asks it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str
+    k: int = Field(default=10, ge=1)
+    min_score: float = 0.2
+    mode: Literal["auto", "exact", "ann"] = "auto"

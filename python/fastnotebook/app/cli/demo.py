@@ -18,13 +18,10 @@ import argparse
 import os
 from pathlib import Path
 
+from fastnotebook.app.answers import source_paths
 from fastnotebook.app.cli.database import run_db
 from fastnotebook.app.cli.errors import CliError, positive_int, require_model_packages
-from fastnotebook.app.cli.pipeline_commands import (
-    EXIT_INTERRUPTED,
-    run_embed,
-    search_paths,
-)
+from fastnotebook.app.cli.pipeline_commands import EXIT_INTERRUPTED, run_embed
 from fastnotebook.app.cli.summaries import hits_text, ingest_summary
 from fastnotebook.app.database import Database, DatabaseSettings
 from fastnotebook.app.database.settings import DATA_DIR_ENV, default_data_dir
@@ -84,7 +81,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         for query in args.query or QUERIES:
             hits = await vector_search(query, args.k)
             print(f'\nsearch "{query}"')
-            print(hits_text(hits, await search_paths(db, hits), k=args.k))
+            print(hits_text(hits, await source_paths(db, hits), k=args.k))
         return code
 
     return run_db(work, settings)

@@ -10,9 +10,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from fastnotebook.app.cli.database import database_options, run_db, use_data_dir
 from fastnotebook.app.cli.errors import (
@@ -30,7 +28,7 @@ from fastnotebook.app.cli.summaries import (
     ingest_summary,
     sources_table,
 )
-from fastnotebook.app.database import Database, RecordID, ensure_record_id
+from fastnotebook.app.database import Database, DatabaseSettings
 from fastnotebook.app.pipeline import KINDS, EmbedOptions, embed, ingest
 from fastnotebook.app.pipeline.sources import list_sources, remove_sources, resolve_sources
 from fastnotebook.app.pipeline.state import Kind
@@ -40,7 +38,6 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "add_commands",
     "run_embed",
-    "search_paths",
 ]
 
 
@@ -193,49 +190,38 @@ def cmd_embed(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
 
 
-async def search_paths(db: Database, hits: Sequence[dict[str, Any]]) -> dict[str, str]:
-    """The file paths of the sources among ``hits``, by source id."""
-    ids: list[RecordID] = [
-        ensure_record_id(str(h["parent_id"]))
-        for h in hits
-        if str(h["parent_id"]).startswith("source:")
-    ]
-    if not ids:
-        return {}
-    rows = await db.query("SELECT id, asset.file_path AS path FROM $ids;", {"ids": ids})
-    return {str(row["id"]): row["path"] for row in rows or [] if row.get("path")}
-
-
 def cmd_search(args: argparse.Namespace) -> int:
-    from fastnotebook.app.domain import vector_search
+    from fastnotebook.app.answers import search_answer
+    from fastnotebook.app.cli.holder_client import ask_holder
 
     if not args.query.strip():
         raise CliError("the query is empty: give the words to search for", code=2)
-
-    async def work(db: Database) -> int:
-        hits = await vector_search(args.query, args.k, minimum_score=args.min_score, mode=args.mode)
-        if args.json:
-            json.dump(hits, sys.stdout, ensure_ascii=False, indent=2, default=str)
-            print()
-        else:
-            print(hits_text(hits, await search_paths(db, hits), k=args.k))
-            if not hits and (vault := await _vault_root(db)):
-                print(
-                    f"this database holds the note vault {vault}, which `notes search` "
-                    f"searches: fastnotebook notes search {_quoted(args.query)}"
-                )
-        return 0
-
     use_data_dir(args)
-    require_model_packages()
-    return run_db(work, create=False)
+    # A process that holds the database (``serve``) answers without the
+    # database being opened here.
+    body = {"query": args.query, "k": args.k, "min_score": args.min_score, "mode": args.mode}
+    answer = ask_holder(DatabaseSettings.from_env(), body)
+    if answer is None:
+        require_model_packages()
 
+        async def work(db: Database) -> int:
+            nonlocal answer
+            answer = await search_answer(db, args.query, args.k, args.min_score, args.mode)
+            return 0
 
-async def _vault_root(db: Database) -> str | None:
-    """The folder of the note vault stored in ``db`` (None: none)."""
-    from fastnotebook.app.vault.store import stored_vault_root
-
-    return await stored_vault_root(db)
+        run_db(work, create=False)
+    assert answer is not None
+    if args.json:
+        json.dump(answer["hits"], sys.stdout, ensure_ascii=False, indent=2)
+        print()
+        return 0
+    print(hits_text(answer["hits"], answer["paths"], k=args.k))
+    if not answer["hits"] and answer["vault"]:
+        print(
+            f"this database holds the note vault {answer['vault']}, which `notes search` "
+            f"searches: fastnotebook notes search {_quoted(args.query)}"
+        )
+    return 0
 
 
 def _quoted(text: str) -> str:
