@@ -461,7 +461,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--matrix-rows", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
     parser.add_argument(
-        "--db-rows", type=int, nargs="*", default=[10_000, 100_000, 1_000_000], help="none: skip parts 2, 3"
+        "--db-rows",
+        type=int,
+        nargs="*",
+        default=[10_000, 100_000, 1_000_000],
+        help="none: skip parts 2, 3",
     )
     parser.add_argument(
         "--db-folder",
