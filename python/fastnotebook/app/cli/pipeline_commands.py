@@ -339,7 +339,8 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "most 5 sources (and notes), each with one or more chunks. By default the nearest "
         "vectors are found exactly (every stored vector compared, from a cache beside the "
         "database that is read again whenever the database changed) while that is the "
-        "faster way, and by the database's HNSW index otherwise; --exact or --ann choose.",
+        "faster way, and by the database's HNSW index otherwise; --exact or --ann choose. "
+        "While `fastnotebook serve` holds the database, the server answers.",
     )
     search_cmd.add_argument("query", help="the words to search for")
     search_cmd.add_argument(

@@ -254,7 +254,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
     eval_commands.add_command(sub)
 
-    serve = sub.add_parser("serve", help="serve the context API over HTTP (FastAPI)")
+    serve = sub.add_parser("serve", help="serve the context API and search over HTTP (FastAPI)")
     serve.add_argument("--host", default="127.0.0.1", help="address (default: 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
     serve.set_defaults(run=cmd_serve)
