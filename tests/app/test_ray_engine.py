@@ -276,6 +276,11 @@ def test_command_line_ray_options_need_the_ray_engine(
     assert main(["embed", "--engine", "ray", "--input", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "--input needs --parquet" in err and len(err.strip().splitlines()) == 1
+    assert (
+        main(["embed", "--engine", "ray", "--stage-after", "1", "--data-dir", str(tmp_path)]) == 2
+    )
+    err = capsys.readouterr().err
+    assert "--stage-after applies to the local engine" in err and len(err.strip().splitlines()) == 1
 
 
 # --- two nodes ---------------------------------------------------------------

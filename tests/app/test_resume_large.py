@@ -177,16 +177,19 @@ async def staging_rows(db: Database) -> int:
     return len(await db.query("SELECT VALUE id FROM embedding_staging;"))
 
 
+@pytest.mark.parametrize("stage_after", [0, 60])
 async def test_ctrl_c_inside_a_large_file_keeps_its_batches(
-    db: Database, tmp_path: Path, fake: None, monkeypatch: pytest.MonkeyPatch
+    db: Database, tmp_path: Path, fake: None, monkeypatch: pytest.MonkeyPatch, stage_after: float
 ) -> None:
+    """Also before ``stage_after`` (60 s here): a stop stages what the
+    record has finished."""
     paths, large = write_large_corpus(tmp_path / "corpus")
     await ingest([tmp_path / "corpus"], db)
     expected = expected_chunks(paths)
     stop = asyncio.Event()
     first = CountingModel(stop, stop_at=6)
     use_model(monkeypatch, first)
-    options = EmbedOptions(kinds=("source",), batch_size=BATCH, stage_after=0)
+    options = EmbedOptions(kinds=("source",), batch_size=BATCH, stage_after=stage_after)
     report = await embed(options, db, stop=stop)
     assert report.interrupted
     assert str(large.resolve()) not in await stored_chunks(db)

@@ -162,6 +162,8 @@ def _kinds(args: argparse.Namespace) -> tuple[Kind, ...]:
 
 def cmd_embed(args: argparse.Namespace) -> int:
     if args.engine == "ray":
+        if args.stage_after is not None:
+            raise CliError("--stage-after applies to the local engine (Ray does not stage)", code=2)
         from fastnotebook.app.cli.ray_commands import cmd_embed_ray
 
         require_model_packages()
@@ -175,7 +177,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         timeout=args.timeout,
         vector_index=args.vector_index,
-        stage_after=args.stage_after,
+        stage_after=EmbedOptions.stage_after if args.stage_after is None else args.stage_after,
     )
 
     async def work(db: Database) -> int:
@@ -321,7 +323,6 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     embed_cmd.add_argument(
         "--stage-after",
         type=_seconds,
-        default=5.0,
         metavar="SECONDS",
         help="keep the finished batches of a large file once it has been this long in the "
         "model, so that an interrupted run resumes inside it (default 5; 0: from its first "

@@ -190,9 +190,10 @@ async def read_snapshot(db: Database, dimension: int) -> VectorSnapshot:
 
     The vectors are read in pages of ``PAGE_ROWS`` rows, in key order, with
     the token read before and after: a change meanwhile (a new token) reads
-    again. A store without a change counter, or with ids that a key range
-    cannot continue from, is read in one transaction instead (the engine's
-    memory then grows with the store). From an embedded engine each
+    again, at most three times. A store without a change counter, with ids
+    that a key range cannot continue from, or written to during every try
+    (another writer on a shared server) is read in one transaction instead
+    (the engine's memory then grows with the store). From an embedded engine each
     response is read by the core: the SDK's decoder makes a Python float of
     every number, about half the time of a cold read (docs/SCALING.md)."""
     for _ in range(_PAGED_TRIES):

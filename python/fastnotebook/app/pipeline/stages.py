@@ -492,8 +492,8 @@ class _Run:
     async def _stage(self, entries: list[tuple[_Work, int]]) -> None:
         """Keep the vectors that the staged records still unfinished have
         gained since their last staging write, once such a record has been
-        in the model ``stage_after`` seconds: one write per run of
-        consecutive chunks."""
+        in the model ``stage_after`` seconds, or once the run is stopping
+        (Ctrl-C): one write per run of consecutive chunks."""
         for work, i in entries:
             if work.key is not None and not work.failed and work.vectors[i] is not None:
                 work.unkept.append(i)
@@ -501,7 +501,7 @@ class _Run:
         runs: dict[_Work, list[int]] = {}
         for work in dict.fromkeys(w for w, _ in entries):
             begun = work.begun if work.begun is not None else now
-            due = now - begun >= self.options.stage_after
+            due = now - begun >= self.options.stage_after or self.stop.is_set()
             if work.key is not None and work.pending and not work.failed and work.unkept and due:
                 runs[work] = sorted(work.unkept)
                 work.unkept = []
@@ -517,8 +517,10 @@ class _Run:
                                 self.db, work.item.id, work.key or "", start, vectors
                             )
                     except (DatabaseOperationError, ValueError) as e:
-                        # Only resuming is lost: the record is written whole.
+                        # The record is written whole anyway; the next
+                        # staging write of it tries these chunks again.
                         logger.debug("Cannot stage a batch of {}: {}", work.item.id, e)
+                        work.unkept += range(start, end)
                         continue
                     faults.checkpoint("staged")
         finally:
