@@ -1,8 +1,8 @@
 """Where the process that holds an on-disk database answers.
 
 An embedded on-disk database is open in one process at a time, and opening
-it replays the store's whole log (about a second at 100,000 chunks, twelve
-at a million: docs/SCALING.md). ``fastnotebook serve`` writes its address
+it replays the store's whole log (about a second at 100,000 chunks, 12-16
+s at a million: docs/SCALING.md). ``fastnotebook serve`` writes its address
 beside the database it holds (``<database folder>.serve.json``) and removes
 it when it stops; ``fastnotebook search`` asks that process instead of
 opening the database itself. A file left by a process that is gone (killed)
