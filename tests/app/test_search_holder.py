@@ -107,7 +107,7 @@ def test_search_asks_the_server_that_holds_the_database(
     # A search the server refuses is a CliError with its message.
     settings = DatabaseSettings(DatabaseSettings.embedded_url(store.data))
     with pytest.raises(CliError, match=r"server holding the database .*greater than or equal"):
-        ask_holder(settings, {"query": QUERY, "k": 0})
+        ask_holder(settings.url, {"query": QUERY, "k": 0})
     # Stopped, it withdraws its name, and search opens the database itself.
     server.send_signal(signal.SIGTERM)
     server.wait(timeout=20)
@@ -122,3 +122,56 @@ def test_a_server_that_was_killed_is_ignored(store: Store, server: subprocess.Po
     text = cli("search", QUERY, "--min-score", "-1", data_dir=store.data)
     assert (text.returncode, text.stdout) == (0, store.local_text), text.stderr
     holder_file(store).unlink()
+
+
+def test_the_search_is_answered_before_the_command_line_is_imported(
+    store: Store, server: subprocess.Popen[bytes]
+) -> None:
+    """``search_route`` answers with the holder's answer, printed as the
+    command prints it, and imports neither the command line, the database,
+    the SDK, numpy nor the drop-in's modules."""
+    program = (
+        "import sys\n"
+        "from fastnotebook.app.cli.search_route import answer_search\n"
+        f"code = answer_search(['search', {QUERY!r}, '--min-score', '-1', "
+        f"'--data-dir', {str(store.data)!r}])\n"
+        "heavy = ('surrealdb', 'numpy', 'loguru', 'fastnotebook.app.cli.dispatch', "
+        "'fastnotebook.app.database.connection', 'fastnotebook.chunking')\n"
+        "print(code, sorted(m for m in sys.modules if m.startswith(heavy)), file=sys.stderr)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("SURREAL_URL", "FASTNOTEBOOK_DATA_DIR")}
+    done = subprocess.run(
+        [sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.stderr == "0 []\n"
+    assert done.stdout == store.local_text
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["ingest", "x"],
+        ["search"],
+        ["search", "  "],
+        ["search", QUERY, "-k", "0"],
+        ["search", QUERY, "--min-score", "2"],
+        ["search", QUERY, "--exact", "--ann"],
+        ["search", QUERY, "--help"],
+        ["search", QUERY, "--debug"],
+    ],
+)
+def test_what_the_route_leaves_to_the_command_line(
+    store: Store,
+    server: subprocess.Popen[bytes],
+    argv: list[str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Not a search, a mistake in it, or help: nothing printed, the whole
+    command line runs it (and says what is wrong)."""
+    from fastnotebook.app.cli.search_route import answer_search
+
+    for name in ("SURREAL_URL", "FASTNOTEBOOK_DATA_DIR"):  # restored after the test
+        monkeypatch.delenv(name, raising=False)
+    assert answer_search([*argv, "--data-dir", str(store.data)]) is None
+    assert capsys.readouterr() == ("", "")

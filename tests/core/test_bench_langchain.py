@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fastnotebook.__main__ import main
+from fastnotebook.app.cli import main
 from fastnotebook.bench import corpus, timing
 from fastnotebook.bench.langchain import bench_langchain, langchain_rows
 

@@ -277,6 +277,7 @@ def test_the_application_is_not_imported_by_the_drop_in() -> None:
             sys.executable,
             "-c",
             "import sys, fastnotebook, fastnotebook.context_builder; "
+            "[getattr(fastnotebook, name) for name in fastnotebook.__all__]; "
             "print(' '.join(sorted(sys.modules)))",
         ],
         check=True,
@@ -286,6 +287,26 @@ def test_the_application_is_not_imported_by_the_drop_in() -> None:
     heavy = {"surrealdb", "fastapi", "uvicorn", "aiohttp", "websockets", "yaml", "esperanto"}
     assert not heavy & {m.split(".")[0] for m in loaded}
     assert "fastnotebook.app" not in loaded
+
+
+def test_the_package_imports_its_names_when_first_used() -> None:
+    """``import fastnotebook`` (which every ``fastnotebook.<module>`` runs
+    first) imports none of its modules; each name is the module's own once
+    used."""
+    program = (
+        "import sys, fastnotebook\n"
+        "print(sorted(m for m in sys.modules if m.startswith('fastnotebook')))\n"
+        "from fastnotebook import chunk_text\n"
+        "import fastnotebook.chunking as chunking\n"
+        "print(chunk_text is chunking.chunk_text is fastnotebook.chunk_text)\n"
+        "print(fastnotebook.chunking is chunking, 'chunk_text' in vars(fastnotebook))\n"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", program], check=True, capture_output=True, text=True
+    ).stdout.splitlines()
+    assert shown == ["['fastnotebook', 'fastnotebook._lazy']", "True", "True True"]
+    with pytest.raises(AttributeError, match="module 'fastnotebook' has no attribute 'nope'"):
+        fastnotebook.nope  # type: ignore[attr-defined]  # noqa: B018
 
 
 # What `open_notebook/utils/__init__.py` exports, apart from its encryption and

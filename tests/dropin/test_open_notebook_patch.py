@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from fastnotebook.__main__ import main
+from fastnotebook.app.cli import main
 from fastnotebook.open_notebook import MODULES, patch
 from helpers.install import WITHOUT_APP
 from helpers.open_notebook import open_notebook_src

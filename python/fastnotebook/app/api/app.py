@@ -64,7 +64,7 @@ def create_app(database: Database | None = None, address: str | None = None) -> 
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         db = database or await open_database()
         previous = set_database(db)
-        named = announce(db.settings, address) if address and database is None else None
+        named = announce(db.settings.url, address) if address and database is None else None
         try:
             yield
         finally:

@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # as typing's, without importing it (see search_route)
 
 if TYPE_CHECKING:
     from fastnotebook.app.database import DatabaseSettings
@@ -28,6 +31,7 @@ __all__ = [
     "EXIT_PIPE",
     "EXIT_USAGE",
     "CliError",
+    "closed_pipe",
     "missing_app_message",
     "require_database",
     "require_folder",
@@ -75,6 +79,16 @@ class CliError(Exception):
         self.code = code
 
 
+def closed_pipe() -> int:
+    """The reader of stdout went away (``| head``): end quietly. stdout is
+    pointed at /dev/null so that the interpreter's own flush at exit does
+    not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_PIPE
+
+
 def _installed(module: str) -> bool:
     try:
         return importlib.util.find_spec(module) is not None
@@ -114,7 +128,7 @@ def require_database(settings: DatabaseSettings) -> None:
     """``CliError`` if ``settings`` name an on-disk embedded database that
     does not exist: a command that only reads must not create an empty one
     (a mistyped ``--data-dir`` would then answer "no hits")."""
-    from fastnotebook.app.database.settings import DATA_DIR_ENV
+    from fastnotebook.app.database.location import DATA_DIR_ENV
 
     store = settings.local_path
     if store is None or store.exists():
@@ -141,7 +155,7 @@ def text_encoding(raw: str) -> str:
 def require_folder(settings: DatabaseSettings) -> None:
     """``CliError`` if the folder of an on-disk embedded database is a file,
     or lies under one: the database could never be opened or created there."""
-    from fastnotebook.app.database.settings import DATA_DIR_ENV
+    from fastnotebook.app.database.location import DATA_DIR_ENV
 
     store = settings.local_path
     if store is None:

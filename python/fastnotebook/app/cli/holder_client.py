@@ -6,58 +6,92 @@ When ``fastnotebook serve`` holds the on-disk database
 which costs more than the search itself once the store is large, and would
 fail while the server holds it. A holder that does not answer is left
 alone: the search runs here.
+
+The request is written on a socket: the server is this package's own, on
+this machine, and ``http.client`` (with ``email`` and ``ssl``) would take
+longer to import than the server takes to answer.
 """
 
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
-from typing import Any
+import socket
 
 from fastnotebook.app.cli.errors import CliError
 from fastnotebook.app.database.holder import holder_url
-from fastnotebook.app.database.settings import DatabaseSettings
+
+TYPE_CHECKING = False  # as typing's, without importing it
+
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["ask_holder"]
 
 # A search that must read every vector back first (a stale cache) takes
 # minutes at a million rows.
 _TIMEOUT_S = 900.0
-# The holder is on this machine: no proxy between.
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-def ask_holder(settings: DatabaseSettings, body: dict[str, Any]) -> dict[str, Any] | None:
-    """The holder's answer to ``body`` (``search_answer``'s shape), or None
-    when no running process holds the database or it does not answer.
-    ``CliError`` with its message when it refuses the search."""
-    url = holder_url(settings)
+class _Unreadable(Exception):
+    """Not an HTTP response this client reads: not the holder's answer."""
+
+
+def ask_holder(database_url: str, body: dict[str, Any]) -> dict[str, Any] | None:
+    """The answer to ``body`` (``search_answer``'s shape) of the process
+    that holds the database at ``database_url``, or None when no running
+    process holds it or it does not answer. ``CliError`` with its message
+    when it refuses the search."""
+    url = holder_url(database_url)
     if url is None:
         return None
-    request = urllib.request.Request(
-        f"{url}/search",
-        data=json.dumps(body).encode("utf-8"),
-        headers={"Content-Type": "application/json"},
-        method="POST",
-    )
     try:
-        with _OPENER.open(request, timeout=_TIMEOUT_S) as response:
-            answer = json.loads(response.read())
-    except urllib.error.HTTPError as e:
-        detail = _detail(e)
-        if detail is None:  # not the API's answer: some other program
-            return None
-        raise CliError(f"the server holding the database ({url}): {detail}") from None
-    except (urllib.error.URLError, OSError, ValueError):
+        status, payload = _post(url, "/search", json.dumps(body).encode("utf-8"))
+        answer = json.loads(payload)
+    except (OSError, ValueError, _Unreadable):
         return None
+    if status != 200:
+        detail = answer.get("detail") if isinstance(answer, dict) else None
+        if not detail:  # not the API's answer: some other program
+            return None
+        raise CliError(f"the server holding the database ({url}): {detail}")
     return answer if isinstance(answer, dict) and "hits" in answer else None
 
 
-def _detail(error: urllib.error.HTTPError) -> str | None:
-    """The API's message in an error response (``{"detail": ...}``)."""
-    try:
-        detail = json.loads(error.read()).get("detail")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return str(detail) if detail else None
+def _post(url: str, path: str, body: bytes) -> tuple[int, bytes]:
+    """POST ``body`` (JSON) to ``url`` + ``path``: the status and the body
+    of the response."""
+    # ``serve`` names itself ``http://host:port``.
+    netloc = url.removeprefix("http://")
+    host, _, port = netloc.rpartition(":")
+    if netloc == url or not host or not port.isdigit():
+        raise _Unreadable(url)
+    request = (
+        f"POST {path} HTTP/1.1\r\nHost: {netloc}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+        "Connection: close\r\n\r\n"
+    ).encode("ascii") + body
+    with socket.create_connection((host.strip("[]"), int(port)), timeout=_TIMEOUT_S) as conn:
+        conn.sendall(request)
+        parts = []
+        while part := conn.recv(1 << 16):
+            parts.append(part)
+    return _response(b"".join(parts))
+
+
+def _response(raw: bytes) -> tuple[int, bytes]:
+    """The status and body of a whole response read until the server closed
+    the connection; ``_Unreadable`` unless it is complete and plain (a
+    ``Content-Length``, no chunked transfer)."""
+    head, blank, body = raw.partition(b"\r\n\r\n")
+    status_line, *header_lines = head.split(b"\r\n")
+    fields = status_line.split(b" ", 2)
+    if not blank or len(fields) < 2 or not fields[0].startswith(b"HTTP/1."):
+        raise _Unreadable("not an HTTP/1 response")
+    headers = {}
+    for line in header_lines:
+        name, _, value = line.partition(b":")
+        headers[name.strip().lower()] = value.strip()
+    length = headers.get(b"content-length")
+    if headers.get(b"transfer-encoding") or length is None or int(length) != len(body):
+        raise _Unreadable("an incomplete or chunked response")
+    return int(fields[1]), body

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from fastnotebook.app.cli.database import database_options, run_db, use_data_dir
+from fastnotebook.app.cli.database import run_db
 from fastnotebook.app.cli.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -27,6 +27,7 @@ from fastnotebook.app.cli.errors import (
     require_model_packages,
     text_encoding,
 )
+from fastnotebook.app.cli.options import database_options, use_data_dir
 from fastnotebook.app.database import Database
 from fastnotebook.app.pipeline.progress import format_rate, table
 

@@ -12,7 +12,7 @@ import signal
 import sys
 from pathlib import Path
 
-from fastnotebook.app.cli.database import database_options, run_db, use_data_dir
+from fastnotebook.app.cli.database import run_db
 from fastnotebook.app.cli.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -21,10 +21,15 @@ from fastnotebook.app.cli.errors import (
     require_model_packages,
     text_encoding,
 )
+from fastnotebook.app.cli.options import (
+    add_search_arguments,
+    database_options,
+    use_data_dir,
+)
 from fastnotebook.app.cli.ray_commands import add_ray_arguments
+from fastnotebook.app.cli.search_route import print_answer
 from fastnotebook.app.cli.summaries import (
     embed_summary,
-    hits_text,
     ingest_summary,
     sources_table,
 )
@@ -68,16 +73,6 @@ def _seconds(raw: str) -> float:
         raise argparse.ArgumentTypeError(f"must be a number of seconds, got {raw!r}") from None
     if not 0 <= value < float("inf"):
         raise argparse.ArgumentTypeError(f"must be 0 or more seconds, got {value}")
-    return value
-
-
-def _similarity(raw: str) -> float:
-    try:
-        value = float(raw)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, got {raw!r}") from None
-    if not -1.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be between -1 and 1, got {value}")
     return value
 
 
@@ -202,7 +197,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     # A process that holds the database (``serve``) answers without the
     # database being opened here.
     body = {"query": args.query, "k": args.k, "min_score": args.min_score, "mode": args.mode}
-    answer = ask_holder(DatabaseSettings.from_env(), body)
+    answer = ask_holder(DatabaseSettings.from_env().url, body)
     if answer is None:
         require_model_packages()
 
@@ -213,23 +208,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 
         run_db(work, create=False)
     assert answer is not None
-    if args.json:
-        json.dump(answer["hits"], sys.stdout, ensure_ascii=False, indent=2)
-        print()
-        return 0
-    print(hits_text(answer["hits"], answer["paths"], k=args.k))
-    if not answer["hits"] and answer["vault"]:
-        print(
-            f"this database holds the note vault {answer['vault']}, which `notes search` "
-            f"searches: fastnotebook notes search {_quoted(args.query)}"
-        )
+    print_answer(answer, args.query, args.k, as_json=args.json)
     return 0
-
-
-def _quoted(text: str) -> str:
-    import shlex
-
-    return shlex.quote(text)
 
 
 def cmd_sources_list(args: argparse.Namespace) -> int:
@@ -343,38 +323,8 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "faster way, and by the database's HNSW index otherwise; --exact or --ann choose. "
         "While `fastnotebook serve` holds the database, the server answers.",
     )
-    search_cmd.add_argument("query", help="the words to search for")
-    search_cmd.add_argument(
-        "-k",
-        "--k",
-        type=positive_int,
-        default=5,
-        help="how many sources (or notes) to show, each with its matching chunks (default 5)",
-    )
-    search_cmd.add_argument(
-        "--min-score",
-        type=_similarity,
-        default=0.2,
-        help="lowest cosine similarity shown, -1 to 1 (default 0.2)",
-    )
-    search_cmd.add_argument("--json", action="store_true", help="machine-readable output")
-    how = search_cmd.add_mutually_exclusive_group()
-    how.add_argument(
-        "--exact",
-        dest="mode",
-        action="store_const",
-        const="exact",
-        help="compare the query with every stored vector (reads them into the cache beside "
-        "the database first if it is not current)",
-    )
-    how.add_argument(
-        "--ann",
-        dest="mode",
-        action="store_const",
-        const="ann",
-        help="ask the database's approximate (HNSW) index",
-    )
-    search_cmd.set_defaults(run=cmd_search, mode="auto")
+    add_search_arguments(search_cmd)
+    search_cmd.set_defaults(run=cmd_search)
 
     sources_cmd = sub.add_parser(
         "sources", help="list or remove sources (with their chunks, vectors and state)"

@@ -8,8 +8,9 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from fastnotebook.app.cli.database import run_db, use_data_dir
+from fastnotebook.app.cli.database import run_db
 from fastnotebook.app.cli.errors import EXIT_FAILED, CliError, positive_int
+from fastnotebook.app.cli.options import use_data_dir
 
 if TYPE_CHECKING:
     from fastnotebook.app.pipeline.ray_engine import RayOptions

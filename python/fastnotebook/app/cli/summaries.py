@@ -1,17 +1,17 @@
-"""The final summary tables of ``ingest`` and ``embed``, search hits, and
-the list of sources."""
+"""The final summary tables of ``ingest`` and ``embed``, and the list of
+sources (search hits: ``search_route``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from fastnotebook.app.cli.search_route import counted
 from fastnotebook.app.pipeline import EmbedReport, IngestReport
 from fastnotebook.app.pipeline.progress import format_rate, table
 from fastnotebook.app.pipeline.sources import SourceInfo
 from fastnotebook.app.pipeline.state import LABELS
 
-__all__ = ["embed_summary", "hits_text", "ingest_summary", "sources_table"]
+__all__ = ["embed_summary", "ingest_summary", "sources_table"]
 
 _FAILURES_SHOWN = 20
 
@@ -95,7 +95,7 @@ def embed_summary(report: EmbedReport) -> str:
         limit = f"concurrency {p.concurrency}"
         if p.lowest_limit < p.concurrency:
             limit += f" (lowered to {p.lowest_limit} while throttled)"
-        line = f"provider: {limit}, {_count(p.requests, 'request')}"
+        line = f"provider: {limit}, {counted(p.requests, 'request')}"
         for n, what in ((p.throttled, "throttled"), (p.retried, "retried"), (p.split, "split")):
             if n:
                 line += f", {n} {what}"
@@ -105,41 +105,6 @@ def embed_summary(report: EmbedReport) -> str:
     if report.interrupted:
         lines.append("interrupted: run `fastnotebook embed` again to finish")
     lines += _failures(report.failures)
-    return "\n".join(lines)
-
-
-def _snippet(text: str, width: int = 160) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 3] + "..."
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
-def hits_text(hits: Sequence[dict[str, Any]], paths: dict[str, str], k: int | None = None) -> str:
-    """Ranked hits under a line that counts them as search -k does: by
-    source (or note), each with its matching chunks."""
-    if not hits:
-        return "no hits"
-    sources = sum(1 for hit in hits if str(hit["parent_id"]).startswith("source:"))
-    chunks = sum(max(1, len(hit.get("matches") or [])) for hit in hits)
-    counted = [_count(sources, "source")] if sources else []
-    if len(hits) > sources:
-        counted.append(_count(len(hits) - sources, "note"))
-    head = f"{', '.join(counted)} ({_count(chunks, 'chunk')})"
-    if k is not None and len(hits) < k:
-        head += f"; -k {k} asks for up to {k}: no other scored high enough"
-    lines = [head]
-    for rank, hit in enumerate(hits, 1):
-        where = paths.get(str(hit["parent_id"])) or str(hit["id"])
-        lines.append(
-            f"{rank:>2}. {hit['similarity']:.3f}  {hit.get('title') or '(untitled)'}  [{where}]"
-        )
-        if hit.get("matches"):
-            lines.append(f"      {_snippet(str(hit['matches'][0]))}")
-            if len(hit["matches"]) > 1:
-                lines.append(f"      (+ {_count(len(hit['matches']) - 1, 'more chunk')})")
     return "\n".join(lines)
 
 
@@ -167,7 +132,7 @@ def sources_table(sources: Sequence[SourceInfo]) -> str:
     where = ["path", "-" * 4] + [s.path or f"({s.title or 'untitled'})" for s in sources]
     embedded = sum(s.embedded for s in sources)
     changed = sum(bool(s.changed) and s.exists is not False for s in sources)
-    total = f"{_count(len(sources), 'source')}, {embedded} embedded"
+    total = f"{counted(len(sources), 'source')}, {embedded} embedded"
     if changed:
         total += f", {changed} changed on disk since ingested (`fastnotebook ingest` updates them)"
     return "\n".join(

@@ -15,22 +15,23 @@ import json
 import os
 from pathlib import Path
 
-from fastnotebook.app.database.settings import DatabaseSettings
+from fastnotebook.app.database.location import local_path
 
 __all__ = ["address_file", "announce", "holder_url", "withdraw"]
 
 
-def address_file(settings: DatabaseSettings) -> Path | None:
+def address_file(database_url: str) -> Path | None:
     """The file beside an on-disk database that names its holder (None for
     other databases)."""
-    path = settings.local_path
+    path = local_path(database_url)
     return None if path is None else path.with_name(path.name + ".serve.json")
 
 
-def announce(settings: DatabaseSettings, url: str) -> Path | None:
+def announce(database_url: str, url: str) -> Path | None:
     """Name this process, answering at ``url``, as the holder of the
-    database; the file written (None: not an on-disk database)."""
-    path = address_file(settings)
+    database at ``database_url``; the file written (None: not an on-disk
+    database)."""
+    path = address_file(database_url)
     if path is None:
         return None
     partial = path.with_name(path.name + ".partial")
@@ -45,9 +46,10 @@ def withdraw(path: Path | None) -> None:
         path.unlink(missing_ok=True)
 
 
-def holder_url(settings: DatabaseSettings) -> str | None:
-    """The address of the running process that holds the database, if any."""
-    path = address_file(settings)
+def holder_url(database_url: str) -> str | None:
+    """The address of the running process that holds the database at
+    ``database_url``, if any."""
+    path = address_file(database_url)
     if path is None:
         return None
     url, pid = _holder(path)

@@ -12,38 +12,29 @@ Notebook: ``SURREAL_USER``, ``SURREAL_PASSWORD`` (or ``SURREAL_PASS``),
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fastnotebook.app.database.location import (
+    EMBEDDED_SCHEMES,
+    database_url,
+    default_data_dir,
+    embedded_url,
+    local_path,
+    scheme,
+)
 from fastnotebook.errors import ConfigurationError
 
 __all__ = ["EMBEDDED_SCHEMES", "DatabaseSettings", "default_data_dir"]
 
-DATA_DIR_ENV = "FASTNOTEBOOK_DATA_DIR"
 AUTO_MIGRATE_ENV = "FASTNOTEBOOK_AUTO_MIGRATE"
 FULL_TEXT_ENV = "FASTNOTEBOOK_FULL_TEXT_SEARCH"
-EMBEDDED_SCHEMES = ("mem", "memory", "surrealkv", "surrealkv+versioned", "file")
 SERVER_SCHEMES = ("ws", "wss", "http", "https")
 DEFAULT_NAMESPACE = "open_notebook"
 DEFAULT_DATABASE = "open_notebook"
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
-
-
-def default_data_dir(env: Mapping[str, str] | None = None) -> Path:
-    """``FASTNOTEBOOK_DATA_DIR``, else the platform's per-user data folder."""
-    env = os.environ if env is None else env
-    if env.get(DATA_DIR_ENV, "").strip():
-        return Path(env[DATA_DIR_ENV].strip()).expanduser()
-    if sys.platform == "win32":
-        base = Path(env.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
-    elif sys.platform == "darwin":
-        base = Path.home() / "Library" / "Application Support"
-    else:
-        base = Path(env.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return base / "fastnotebook"
 
 
 def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
@@ -88,7 +79,7 @@ class DatabaseSettings:
 
     @property
     def scheme(self) -> str:
-        return self.url.split("://", 1)[0].lower() if "://" in self.url else ""
+        return scheme(self.url)
 
     @property
     def embedded(self) -> bool:
@@ -102,14 +93,12 @@ class DatabaseSettings:
     @property
     def local_path(self) -> Path | None:
         """The folder of an on-disk embedded database, else None."""
-        if not self.embedded or self.scheme in ("mem", "memory"):
-            return None
-        return Path(self.url.split("://", 1)[1])
+        return local_path(self.url)
 
     @staticmethod
     def embedded_url(data_dir: Path | str) -> str:
         """The URL of an embedded, on-disk (SurrealKV) database in ``data_dir/surrealdb``."""
-        return f"surrealkv://{Path(data_dir).expanduser().resolve() / 'surrealdb'}"
+        return embedded_url(data_dir)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> DatabaseSettings:
@@ -118,7 +107,7 @@ class DatabaseSettings:
         url = env.get("SURREAL_URL", "").strip()
         auto = env.get(AUTO_MIGRATE_ENV, "").strip()
         return cls(
-            url=url or cls.embedded_url(default_data_dir(env)),
+            url=database_url(env),
             namespace=env.get("SURREAL_NAMESPACE", "").strip() or DEFAULT_NAMESPACE,
             database=env.get("SURREAL_DATABASE", "").strip() or DEFAULT_DATABASE,
             username=(env.get("SURREAL_USER") or None) if url else None,
