@@ -471,8 +471,8 @@ def report(
             p50, p95 = d["served"]
             lines.append(
                 f"| `fastnotebook search --exact`, {n} rows, `serve` holding the database "
-                f"| {p50:.0f} ms | {p95:.0f} ms | a new process that asks the server "
-                "(interpreter, imports, HTTP on 127.0.0.1) |"
+                f"| {p50:.0f} ms | {p95:.0f} ms | a new process that asks the server before "
+                "it imports the command line (interpreter, a few modules, HTTP on 127.0.0.1) |"
             )
     if real:
         for how in ("live", "after"):

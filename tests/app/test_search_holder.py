@@ -147,6 +147,24 @@ def test_the_search_is_answered_before_the_command_line_is_imported(
     assert done.stdout == store.local_text
 
 
+def test_a_closed_pipe_ends_the_answered_search_quietly(
+    store: Store, server: subprocess.Popen[bytes]
+) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line
+    env = {k: v for k, v in os.environ.items() if k not in ("SURREAL_URL", "FASTNOTEBOOK_DATA_DIR")}
+    done = subprocess.run(
+        [sys.executable, "-m", "fastnotebook", "search", QUERY, "--data-dir", str(store.data)],
+        env=env,
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        timeout=120,
+    )
+    os.close(write_end)
+    assert (done.returncode, done.stderr) == (141, b"")
+    assert "POST /search" in (store.data.parent / "server.log").read_text()
+
+
 @pytest.mark.parametrize(
     "argv",
     [

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sys
 
-from fastnotebook.app.cli.errors import EXIT_PIPE
+from fastnotebook.app.cli.errors import EXIT_PIPE, closed_pipe
 
 TYPE_CHECKING = False  # as typing's, without importing it
 
@@ -34,7 +34,10 @@ def run() -> NoReturn:
     flushed never starts that shutdown (docs/ROBUSTNESS.md)."""
     from fastnotebook.app.cli.search_route import answer_search
 
-    code = answer_search(sys.argv[1:])
+    try:
+        code = answer_search(sys.argv[1:])
+    except BrokenPipeError:  # `| head`, as for any command
+        code = closed_pipe()
     if code is None:
         from fastnotebook.app.cli.dispatch import main
 
