@@ -5,8 +5,13 @@ response it cannot read whole), without a database."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -82,6 +87,8 @@ def test_the_holder_answer_and_its_refusal(settings: DatabaseSettings) -> None:
     [
         http("404 Not Found", {"error": "no such page"}),  # another program's answer
         http("200 OK", {"results": []}),  # not a search answer
+        http("200 OK", {"hits": [], "paths": {}}),  # nor is this
+        http("200 OK", {"hits": [1], "paths": {}, "vault": None}),
         b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\n{",  # closed mid-answer
         b"garbage",
     ],
@@ -101,3 +108,32 @@ def test_no_holder_or_nobody_listening(settings: DatabaseSettings) -> None:
         port = closed.getsockname()[1]
     announce(settings.url, f"http://127.0.0.1:{port}")
     assert ask_holder(settings.url, {"query": "q"}) is None
+
+
+def test_ctrl_c_while_the_holder_thinks_is_one_line(tmp_path: Path) -> None:
+    """A holder that takes its time: Ctrl-C ends the search with the
+    command line's message and exit code, no traceback."""
+    (tmp_path / "surrealdb").mkdir()
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted: list[socket.socket] = []
+    thread = threading.Thread(target=lambda: accepted.append(listener.accept()[0]), daemon=True)
+    thread.start()
+    announce(
+        DatabaseSettings.embedded_url(tmp_path), f"http://127.0.0.1:{listener.getsockname()[1]}"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("SURREAL_URL", "FASTNOTEBOOK_DATA_DIR")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fastnotebook", "search", "words", "--data-dir", str(tmp_path)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    thread.join(60)  # the request is on its way
+    assert accepted, "the search did not ask the holder"
+    time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert (process.returncode, out, err) == (130, "", "\nfastnotebook search: interrupted\n")
+    accepted[0].close()
+    listener.close()

@@ -30,10 +30,10 @@ from loguru import logger
 from fastnotebook.app.cli import tools
 from fastnotebook.app.cli.errors import (
     EXIT_FAILED,
-    EXIT_INTERRUPTED,
     EXIT_USAGE,
     CliError,
     closed_pipe,
+    interrupted,
     missing_app_message,
 )
 from fastnotebook.errors import OpenNotebookError
@@ -161,8 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return closed_pipe()
     except KeyboardInterrupt:
-        print(f"\n{where}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return interrupted(where)
     except CliError as e:
         if args.debug:
             traceback.print_exc()

@@ -32,6 +32,7 @@ __all__ = [
     "EXIT_USAGE",
     "CliError",
     "closed_pipe",
+    "interrupted",
     "missing_app_message",
     "require_database",
     "require_folder",
@@ -77,6 +78,13 @@ class CliError(Exception):
     def __init__(self, message: str, code: int = EXIT_FAILED) -> None:
         super().__init__(message)
         self.code = code
+
+
+def interrupted(where: str) -> int:
+    """Ctrl-C during ``where`` (``fastnotebook search``): said on its own
+    line, and the exit code."""
+    print(f"\n{where}: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
 
 
 def closed_pipe() -> int:

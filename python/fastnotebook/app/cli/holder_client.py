@@ -54,7 +54,18 @@ def ask_holder(database_url: str, body: dict[str, Any]) -> dict[str, Any] | None
         if not detail:  # not the API's answer: some other program
             return None
         raise CliError(f"the server holding the database ({url}): {detail}")
-    return answer if isinstance(answer, dict) and "hits" in answer else None
+    return answer if _is_answer(answer) else None
+
+
+def _is_answer(answer: object) -> bool:
+    """``answer`` has the shape that ``search_answer`` gives."""
+    return (
+        isinstance(answer, dict)
+        and isinstance(answer.get("hits"), list)
+        and all(isinstance(hit, dict) for hit in answer["hits"])
+        and isinstance(answer.get("paths"), dict)
+        and "vault" in answer
+    )
 
 
 def _post(url: str, path: str, body: bytes) -> tuple[int, bytes]:

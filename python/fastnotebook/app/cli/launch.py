@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sys
 
-from fastnotebook.app.cli.errors import EXIT_PIPE, closed_pipe
+from fastnotebook.app.cli.errors import EXIT_PIPE, closed_pipe, interrupted
 
 TYPE_CHECKING = False  # as typing's, without importing it
 
@@ -38,6 +38,8 @@ def run() -> NoReturn:
         code = answer_search(sys.argv[1:])
     except BrokenPipeError:  # `| head`, as for any command
         code = closed_pipe()
+    except KeyboardInterrupt:  # waiting for the server
+        code = interrupted("fastnotebook search")
     if code is None:
         from fastnotebook.app.cli.dispatch import main
 
