@@ -146,7 +146,7 @@ if not TYPE_CHECKING:  # checkers see the imports above, not a __getattr__
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {
-            "__version__": "fastnotebook._core",  # Cargo.toml's, as the wheel's
+            "__version__": "fastnotebook._version",
             **{name: f"{__name__}.{name}" for name in _SUBMODULES},
             **{name: f"{__name__}.{module}" for module, names in _FROM.items() for name in names},
         },

@@ -137,3 +137,142 @@ def test_ctrl_c_while_the_holder_thinks_is_one_line(tmp_path: Path) -> None:
     assert (process.returncode, out, err) == (130, "", "\nfastnotebook search: interrupted\n")
     accepted[0].close()
     listener.close()
+
+
+class Holder:
+    """A server on 127.0.0.1 that answers each connection with ``response``
+    and, unless ``close``, keeps it open afterwards; it counts them."""
+
+    def __init__(self, response: bytes, close: bool = True) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.response, self.close, self.connections = response, close, 0
+        self.done = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while not self.done.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            conn.recv(1 << 16)
+            conn.sendall(self.response)
+            if self.close:
+                conn.close()
+            else:
+                threading.Thread(target=lambda c=conn: (self.done.wait(60), c.close())).start()
+
+    def stop(self) -> None:
+        self.done.set()
+        self.listener.close()
+
+
+def test_an_answer_on_a_connection_left_open_is_read_at_its_length(
+    settings: DatabaseSettings,
+) -> None:
+    answer = {"hits": [], "paths": {}, "vault": None}
+    holder = Holder(http("200 OK", answer), close=False)
+    announce(settings.url, holder.url)
+    started = time.monotonic()
+    try:
+        assert ask_holder(settings.url, {"query": "q"}) == answer
+        assert time.monotonic() - started < 30  # not the server's 60 s
+    finally:
+        holder.stop()
+
+
+def test_a_holder_that_gave_no_answer_is_not_asked_again(settings: DatabaseSettings) -> None:
+    holder = Holder(b"garbage")
+    announce(settings.url, holder.url)
+    try:
+        assert ask_holder(settings.url, {"query": "q"}) is None
+        assert ask_holder(settings.url, {"query": "q"}) is None  # the command line's turn
+        assert holder.connections == 1
+    finally:
+        holder.stop()
+
+
+def test_a_pid_that_no_process_can_have_is_no_holder(settings: DatabaseSettings) -> None:
+    holder = Holder(http("200 OK", {"hits": [], "paths": {}, "vault": None}))
+    named = settings.local_path
+    assert named is not None
+    for pid in (10**20, -5, 0, "12", True):
+        named.with_name("surrealdb.serve.json").write_text(
+            json.dumps({"url": holder.url, "pid": pid})
+        )
+        assert ask_holder(settings.url, {"query": "q"}) is None
+    holder.stop()
+    assert holder.connections == 0
+
+
+def route(data: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``fastnotebook search`` through the route alone (exit code 99: left
+    to the command line)."""
+    program = (
+        "import sys\n"
+        "from fastnotebook.app.cli.search_route import answer_search\n"
+        "code = answer_search(sys.argv[1:])\n"
+        "sys.exit(99 if code is None else code)\n"
+    )
+    environment = {k: v for k, v in os.environ.items() if k not in ("SURREAL_URL",)}
+    environment.update(FASTNOTEBOOK_DATA_DIR=str(data), **env)
+    return subprocess.run(
+        [sys.executable, "-c", program, "search", *args],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+HIT = {"id": "source:a", "parent_id": "source:a", "title": "Café", "similarity": 0.5}
+
+
+def test_the_routes_refusals_and_output_errors_are_one_line(tmp_path: Path) -> None:
+    url = DatabaseSettings.embedded_url(tmp_path)
+    refusal = Holder(http("422 Unprocessable", {"detail": "the model changed"}))
+    announce(url, refusal.url)
+    done = route(tmp_path, "words")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"fastnotebook search: the server holding the database ({refusal.url}): the model changed\n"
+    )
+    assert refusal.connections == 1
+    refusal.stop()
+
+    answer = {"hits": [HIT], "paths": {}, "vault": None}
+    holder = Holder(http("200 OK", answer))
+    announce(url, holder.url)
+    done = route(tmp_path, "words")
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert "0.500  Café  [source:a]" in done.stdout
+    done = route(tmp_path, "words", PYTHONIOENCODING="ascii")
+    assert done.returncode == 1
+    assert done.stderr.startswith("fastnotebook search: 'ascii' codec can't encode")
+    assert done.stderr.count("\n") == 1
+    holder.stop()
+
+
+@pytest.mark.parametrize(
+    "hits",
+    [[{k: v for k, v in HIT.items() if k != "similarity"}], [{**HIT, "similarity": None}]],
+)
+def test_an_answer_this_version_cannot_print_is_left_to_the_command_line(
+    tmp_path: Path, hits: list[dict[str, object]]
+) -> None:
+    holder = Holder(http("200 OK", {"hits": hits, "paths": {}, "vault": None}))
+    announce(DatabaseSettings.embedded_url(tmp_path), holder.url)
+    done = route(tmp_path, "words")
+    assert (done.returncode, done.stdout, done.stderr) == (99, "", "")
+    holder.stop()
+
+
+def test_a_data_folder_that_cannot_be_resolved_is_left_to_the_command_line(
+    tmp_path: Path,
+) -> None:
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    done = route(tmp_path, "words", "--data-dir", str(loop / "x"))
+    assert (done.returncode, done.stdout, done.stderr) == (99, "", "")

@@ -21,8 +21,8 @@ from pathlib import Path
 from fastnotebook.app.answers import source_paths
 from fastnotebook.app.cli.database import run_db
 from fastnotebook.app.cli.errors import CliError, positive_int, require_model_packages
+from fastnotebook.app.cli.hits import hits_text
 from fastnotebook.app.cli.pipeline_commands import EXIT_INTERRUPTED, run_embed
-from fastnotebook.app.cli.search_route import hits_text
 from fastnotebook.app.cli.summaries import ingest_summary
 from fastnotebook.app.database import Database, DatabaseSettings
 from fastnotebook.app.database.location import DATA_DIR_ENV, default_data_dir

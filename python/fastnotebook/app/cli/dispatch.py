@@ -35,6 +35,7 @@ from fastnotebook.app.cli.errors import (
     closed_pipe,
     interrupted,
     missing_app_message,
+    one_line,
 )
 from fastnotebook.errors import OpenNotebookError
 from fastnotebook.open_notebook import patch as open_notebook_patch
@@ -138,11 +139,6 @@ def _command(args: argparse.Namespace) -> str:
     return f"fastnotebook {args.command}" + (f" {action}" if action else "")
 
 
-def _one_line(error: BaseException) -> str:
-    text = " ".join(str(error).split())
-    return text or type(error).__name__
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; the exit code. Errors are one line on stderr."""
     parser = build_parser()
@@ -165,20 +161,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as e:
         if args.debug:
             traceback.print_exc()
-        print(f"{where}: {_one_line(e)}", file=sys.stderr)
+        print(f"{where}: {one_line(e)}", file=sys.stderr)
         return e.code
     except (OpenNotebookError, ValueError, OSError, asyncio.CancelledError) as e:
         # Expected failures (a database in use, a bad setting, a model whose
         # vectors do not fit the stored ones): the message, not a traceback.
         if args.debug:
             traceback.print_exc()
-        print(f"{where}: {_one_line(e)}", file=sys.stderr)
+        print(f"{where}: {one_line(e)}", file=sys.stderr)
         return EXIT_FAILED
     except Exception as e:
         if args.debug:
             traceback.print_exc()
         print(
-            f"{where}: unexpected {type(e).__name__}: {_one_line(e)} "
+            f"{where}: unexpected {type(e).__name__}: {one_line(e)} "
             "(run again with --debug for the traceback, and report it)",
             file=sys.stderr,
         )

@@ -34,6 +34,7 @@ __all__ = [
     "closed_pipe",
     "interrupted",
     "missing_app_message",
+    "one_line",
     "require_database",
     "require_folder",
     "require_model_packages",
@@ -78,6 +79,12 @@ class CliError(Exception):
     def __init__(self, message: str, code: int = EXIT_FAILED) -> None:
         super().__init__(message)
         self.code = code
+
+
+def one_line(error: BaseException) -> str:
+    """``error``'s message on one line (its type when it has none)."""
+    text = " ".join(str(error).split())
+    return text or type(error).__name__
 
 
 def interrupted(where: str) -> int:

@@ -23,13 +23,17 @@ from fastnotebook.app.database.holder import holder_url
 TYPE_CHECKING = False  # as typing's, without importing it
 
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypeGuard
 
 __all__ = ["ask_holder"]
 
 # A search that must read every vector back first (a stale cache) takes
 # minutes at a million rows.
 _TIMEOUT_S = 900.0
+
+
+# The holders (database, address) that gave no answer to this process.
+_SILENT: set[tuple[str, str]] = set()
 
 
 class _Unreadable(Exception):
@@ -42,22 +46,28 @@ def ask_holder(database_url: str, body: dict[str, Any]) -> dict[str, Any] | None
     process holds it or it does not answer. ``CliError`` with its message
     when it refuses the search."""
     url = holder_url(database_url)
-    if url is None:
+    if url is None or (database_url, url) in _SILENT:
         return None
     try:
         status, payload = _post(url, "/search", json.dumps(body).encode("utf-8"))
         answer = json.loads(payload)
-    except (OSError, ValueError, _Unreadable):
+    except (OSError, ValueError, RecursionError, _Unreadable):
+        answer = None
+    else:
+        if status != 200:
+            detail = answer.get("detail") if isinstance(answer, dict) else None
+            if detail:
+                raise CliError(f"the server holding the database ({url}): {detail}")
+            answer = None  # not the API's answer: some other program
+    if not _is_answer(answer):
+        # Asked again in this process (the command line after the route),
+        # it would only make the wait twice as long.
+        _SILENT.add((database_url, url))
         return None
-    if status != 200:
-        detail = answer.get("detail") if isinstance(answer, dict) else None
-        if not detail:  # not the API's answer: some other program
-            return None
-        raise CliError(f"the server holding the database ({url}): {detail}")
-    return answer if _is_answer(answer) else None
+    return answer
 
 
-def _is_answer(answer: object) -> bool:
+def _is_answer(answer: object) -> TypeGuard[dict[str, Any]]:
     """``answer`` has the shape that ``search_answer`` gives."""
     return (
         isinstance(answer, dict)
@@ -83,10 +93,25 @@ def _post(url: str, path: str, body: bytes) -> tuple[int, bytes]:
     ).encode("ascii") + body
     with socket.create_connection((host.strip("[]"), int(port)), timeout=_TIMEOUT_S) as conn:
         conn.sendall(request)
-        parts = []
+        received = b""
         while part := conn.recv(1 << 16):
-            parts.append(part)
-    return _response(b"".join(parts))
+            received += part
+            if _complete(received):  # a server that keeps the connection open
+                break
+    return _response(received)
+
+
+def _complete(received: bytes) -> bool:
+    """The head and as many bytes of body as its ``Content-Length`` says
+    have arrived."""
+    head, blank, body = received.partition(b"\r\n\r\n")
+    if not blank:
+        return False
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return value.strip().isdigit() and len(body) >= int(value)
+    return False
 
 
 def _response(raw: bytes) -> tuple[int, bytes]:

@@ -41,9 +41,12 @@ def run() -> NoReturn:
     except KeyboardInterrupt:  # waiting for the server
         code = interrupted("fastnotebook search")
     if code is None:
-        from fastnotebook.app.cli.dispatch import main
-
-        code = main()
+        try:
+            from fastnotebook.app.cli.dispatch import main
+        except KeyboardInterrupt:  # during the imports, before any command
+            code = interrupted("fastnotebook")
+        else:
+            code = main()
     exit_now(code)
 
 

@@ -21,13 +21,13 @@ from fastnotebook.app.cli.errors import (
     require_model_packages,
     text_encoding,
 )
+from fastnotebook.app.cli.hits import render_answer
 from fastnotebook.app.cli.options import (
     add_search_arguments,
     database_options,
     use_data_dir,
 )
 from fastnotebook.app.cli.ray_commands import add_ray_arguments
-from fastnotebook.app.cli.search_route import print_answer
 from fastnotebook.app.cli.summaries import (
     embed_summary,
     ingest_summary,
@@ -208,7 +208,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
         run_db(work, create=False)
     assert answer is not None
-    print_answer(answer, args.query, args.k, as_json=args.json)
+    print(render_answer(answer, args.query, args.k, as_json=args.json))
     return 0
 
 

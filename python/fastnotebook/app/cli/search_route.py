@@ -1,5 +1,5 @@
 """``fastnotebook search`` answered by the process that holds the database,
-before the rest of the command line is imported, and what a search prints.
+before the rest of the command line is imported.
 
 While ``fastnotebook serve`` holds an on-disk database
 (``fastnotebook.app.database.holder``), a search costs it milliseconds; the
@@ -7,18 +7,19 @@ command's own start (the interpreter, the command line, the SDK: half a
 second) would be most of the wait. ``answer_search`` reads the search's
 arguments with the command's own definitions (``options``), asks the holder
 (``holder_client``) and prints its answer, importing neither the database
-nor the models. Anything else (no holder, a mistake in the arguments, a
-refusal, ``--help``) is left to the whole command line, which says what is
-wrong as for any other command.
+nor the models. A refusal is said as the command line says it; anything
+else (no holder, a mistake in the arguments, ``--help``, an answer this
+version cannot print) is left to the whole command line, which says what
+is wrong as for any other command.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from fastnotebook.app.cli.errors import CliError
+from fastnotebook.app.cli.errors import EXIT_FAILED, CliError, one_line
+from fastnotebook.app.cli.hits import render_answer
 from fastnotebook.app.cli.holder_client import ask_holder
 from fastnotebook.app.cli.options import add_search_arguments, database_options, use_data_dir
 from fastnotebook.app.database.location import database_url
@@ -27,9 +28,12 @@ TYPE_CHECKING = False  # as typing's, without importing it
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Any, NoReturn
+    from typing import NoReturn
 
-__all__ = ["answer_search", "counted", "hits_text", "print_answer"]
+__all__ = ["answer_search"]
+
+
+_WHERE = "fastnotebook search"
 
 
 class _NotHere(Exception):
@@ -43,8 +47,8 @@ class _Parser(argparse.ArgumentParser):
 
 def answer_search(argv: Sequence[str]) -> int | None:
     """Run ``fastnotebook`` with ``argv`` if it is a search that the
-    holder of the database answers: the exit code, else None (nothing was
-    printed)."""
+    holder of the database answers or refuses: the exit code, else None
+    (nothing was printed)."""
     if not argv or argv[0] != "search":
         return None
     parser = _Parser(add_help=False, parents=[database_options()])
@@ -56,64 +60,27 @@ def answer_search(argv: Sequence[str]) -> int | None:
     if not args.query.strip():
         return None
     use_data_dir(args)
+    try:
+        url = database_url()
+    except (OSError, RuntimeError, ValueError):  # a folder that cannot be resolved
+        return None
     body = {"query": args.query, "k": args.k, "min_score": args.min_score, "mode": args.mode}
     try:
-        answer = ask_holder(database_url(), body)
-    except CliError:  # a refusal: the command line reports it
-        return None
+        answer = ask_holder(url, body)
+    except CliError as e:  # the holder's reason, as the command line says it
+        print(f"{_WHERE}: {one_line(e)}", file=sys.stderr)
+        return e.code
     if answer is None:
         return None
-    print_answer(answer, args.query, args.k, as_json=args.json)
+    try:
+        text = render_answer(answer, args.query, args.k, as_json=args.json)
+    except (KeyError, TypeError, ValueError):  # not an answer this version prints
+        return None
+    try:
+        print(text)
+    except BrokenPipeError:
+        raise  # ``launch`` ends quietly
+    except (OSError, ValueError) as e:  # a full disk, an encoding without the text's letters
+        print(f"{_WHERE}: {one_line(e)}", file=sys.stderr)
+        return EXIT_FAILED
     return 0
-
-
-def print_answer(answer: dict[str, Any], query: str, k: int, *, as_json: bool) -> None:
-    """Print a search's answer (``fastnotebook.app.answers``' shape)."""
-    if as_json:
-        json.dump(answer["hits"], sys.stdout, ensure_ascii=False, indent=2)
-        print()
-        return
-    print(hits_text(answer["hits"], answer["paths"], k=k))
-    if not answer["hits"] and answer["vault"]:
-        import shlex
-
-        print(
-            f"this database holds the note vault {answer['vault']}, which `notes search` "
-            f"searches: fastnotebook notes search {shlex.quote(query)}"
-        )
-
-
-def hits_text(hits: Sequence[dict[str, Any]], paths: dict[str, str], k: int | None = None) -> str:
-    """Ranked hits under a line that counts them as search -k does: by
-    source (or note), each with its matching chunks."""
-    if not hits:
-        return "no hits"
-    sources = sum(1 for hit in hits if str(hit["parent_id"]).startswith("source:"))
-    chunks = sum(max(1, len(hit.get("matches") or [])) for hit in hits)
-    found = [counted(sources, "source")] if sources else []
-    if len(hits) > sources:
-        found.append(counted(len(hits) - sources, "note"))
-    head = f"{', '.join(found)} ({counted(chunks, 'chunk')})"
-    if k is not None and len(hits) < k:
-        head += f"; -k {k} asks for up to {k}: no other scored high enough"
-    lines = [head]
-    for rank, hit in enumerate(hits, 1):
-        where = paths.get(str(hit["parent_id"])) or str(hit["id"])
-        lines.append(
-            f"{rank:>2}. {hit['similarity']:.3f}  {hit.get('title') or '(untitled)'}  [{where}]"
-        )
-        if hit.get("matches"):
-            lines.append(f"      {_snippet(str(hit['matches'][0]))}")
-            if len(hit["matches"]) > 1:
-                lines.append(f"      (+ {counted(len(hit['matches']) - 1, 'more chunk')})")
-    return "\n".join(lines)
-
-
-def counted(n: int, noun: str) -> str:
-    """``1 source``, ``2 sources``."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
-def _snippet(text: str, width: int = 160) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 3] + "..."

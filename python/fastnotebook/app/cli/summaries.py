@@ -1,11 +1,11 @@
 """The final summary tables of ``ingest`` and ``embed``, and the list of
-sources (search hits: ``search_route``)."""
+sources (search hits: ``hits``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fastnotebook.app.cli.search_route import counted
+from fastnotebook.app.cli.hits import counted
 from fastnotebook.app.pipeline import EmbedReport, IngestReport
 from fastnotebook.app.pipeline.progress import format_rate, table
 from fastnotebook.app.pipeline.sources import SourceInfo

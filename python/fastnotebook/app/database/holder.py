@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 from fastnotebook.app.database.location import local_path
@@ -75,10 +76,14 @@ def _url(path: Path) -> str | None:
 
 
 def _running(pid: int) -> bool:
+    if sys.platform == "win32":
+        # There ``os.kill`` ends the process whatever the signal: a holder
+        # that is gone refuses the connection instead.
+        return True
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
     except PermissionError:
         return True  # another user's process
+    except (OSError, OverflowError):  # no such process, or no such number
+        return False
     return True
