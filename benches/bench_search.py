@@ -255,37 +255,56 @@ def peak_memory(command: list[str], environment: dict[str, str]) -> float:
     return int(done.stdout.split()[-1]) / 1024
 
 
-def cli_case(folder: Path, runs: int, ann: bool) -> dict[str, tuple[float, float, float]]:
-    """p50 and p95 of ``fastnotebook search`` (a new process each), and the
-    peak memory (RSS, MB) of one more such process."""
+def search_environment(folder: Path | None = None) -> dict[str, str]:
+    """The environment of the ``fastnotebook`` processes measured: the fake
+    model, and the on-disk database in ``folder`` if given."""
     environment = {
         **os.environ,
         "FASTNOTEBOOK_EMBEDDING_PROVIDER": "fastnotebook-fake",
         "FASTNOTEBOOK_EMBEDDING_CONFIG": json.dumps({"dimension": DIM}),
         "FASTNOTEBOOK_FULL_TEXT_SEARCH": "0",
     }
+    if folder is not None:
+        environment["FASTNOTEBOOK_DATA_DIR"] = str(folder)
     environment.pop("SURREAL_URL", None)
+    return environment
+
+
+def timed_runs(commands: list[list[str]], environment: dict[str, str]) -> tuple[float, float]:
+    """p50 and p95 of running each of ``commands`` as a new process."""
+    times = []
+    for command in commands:
+        t = time.perf_counter()
+        subprocess.run(command, env=environment, capture_output=True, check=True)
+        times.append(time.perf_counter() - t)
+    return percentiles(times)
+
+
+def cli_case(folder: Path, runs: int, ann: bool) -> dict[str, tuple[float, float, float]]:
+    """p50 and p95 of ``fastnotebook search`` (a new process each), and the
+    peak memory (RSS, MB) of one more such process."""
+    environment = search_environment()
     result = {}
     for flag in ("--exact", "--ann") if ann else ("--exact",):
 
         def command(query: str, flag: str = flag) -> list[str]:
-            return [sys.executable, "-m", "fastnotebook", "search", query, flag]
+            return [
+                sys.executable,
+                "-m",
+                "fastnotebook",
+                "search",
+                query,
+                flag,
+                "--data-dir",
+                str(folder),
+            ]
 
-        times = []
-        for i in range(runs):
-            t = time.perf_counter()
-            subprocess.run(
-                [*command(f"query {i}"), "--data-dir", str(folder)],
-                env=environment,
-                capture_output=True,
-                check=True,
-            )
-            times.append(time.perf_counter() - t)
-        peak = peak_memory([*command("query"), "--data-dir", str(folder)], environment)
-        result[flag] = (*percentiles(times), peak)
+        p50, p95 = timed_runs([command(f"query {i}") for i in range(runs)], environment)
+        peak = peak_memory(command("query"), environment)
+        result[flag] = (p50, p95, peak)
         print(
-            f"fastnotebook search {flag}: p50 {result[flag][0]:.0f} ms, "
-            f"p95 {result[flag][1]:.0f} ms (a new process each), peak memory {peak:.0f} MB",
+            f"fastnotebook search {flag}: p50 {p50:.0f} ms, "
+            f"p95 {p95:.0f} ms (a new process each), peak memory {peak:.0f} MB",
             flush=True,
         )
     return result
@@ -302,18 +321,12 @@ def served_case(folder: Path, runs: int) -> tuple[float, float]:
 
     # The bytecode an installed wheel has (pip compiles at install): a
     # checkout run with PYTHONDONTWRITEBYTECODE would compile the modules of
-    # the search's route again in every process, a third of its time.
+    # the search's route again in every process, a large part of its time.
     compileall.compile_dir(Path(fastnotebook.__file__).parent, quiet=1)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    environment = {
-        **os.environ,
-        "FASTNOTEBOOK_EMBEDDING_PROVIDER": "fastnotebook-fake",
-        "FASTNOTEBOOK_EMBEDDING_CONFIG": json.dumps({"dimension": DIM}),
-        "FASTNOTEBOOK_DATA_DIR": str(folder),
-    }
-    environment.pop("SURREAL_URL", None)
+    environment = search_environment(folder)
     server = subprocess.Popen(
         [sys.executable, "-m", "fastnotebook", "serve", "--port", str(port)],
         env=environment,
@@ -337,20 +350,11 @@ def served_case(folder: Path, runs: int) -> tuple[float, float]:
             check=True,
             capture_output=True,
         )  # the server's first search loads its cache
-        times = []
-        for i in range(runs):
-            t = time.perf_counter()
-            subprocess.run(
-                [*command, f"query {i}", "--data-dir", str(folder)],
-                env=environment,
-                capture_output=True,
-                check=True,
-            )
-            times.append(time.perf_counter() - t)
+        queries = [[*command, f"query {i}", "--data-dir", str(folder)] for i in range(runs)]
+        p50, p95 = timed_runs(queries, environment)
     finally:
         server.terminate()
         server.wait(timeout=60)
-    p50, p95 = percentiles(times)
     print(f"fastnotebook search, serve holding the database: p50 {p50:.0f} ms, p95 {p95:.0f} ms")
     return p50, p95
 

@@ -3,10 +3,10 @@
 A package's ``__init__`` that imports everything it exports makes every
 import below it pay for all of it: ``import fastnotebook.x`` runs
 ``fastnotebook/__init__.py`` first. ``fastnotebook search`` answered by the
-process that holds the database takes tens of milliseconds in all, and
-importing the whole drop-in alone took 110 (the database package, with the
-SDK, half a second). A package lists its exports instead, and each is
-imported on first access.
+process that holds the database takes tens of milliseconds in all, less
+than importing the whole drop-in (or the database package, with the SDK)
+would add. A package lists its exports instead, and each is imported on
+first access.
 """
 
 from __future__ import annotations

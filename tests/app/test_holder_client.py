@@ -5,7 +5,6 @@ response it cannot read whole), without a database."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import subprocess
@@ -21,6 +20,7 @@ from fastnotebook.app.cli.errors import CliError
 from fastnotebook.app.cli.holder_client import _response, _Unreadable, ask_holder
 from fastnotebook.app.database.holder import announce
 from fastnotebook.app.database.settings import DatabaseSettings
+from helpers.cli import environment
 
 
 def test_a_whole_response_is_read() -> None:
@@ -43,20 +43,42 @@ def test_what_is_not_read_as_an_answer(raw: bytes) -> None:
         _response(raw)
 
 
-def serve_once(response: bytes) -> tuple[str, threading.Thread]:
-    """A server on 127.0.0.1 that answers one connection with ``response``."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
+class Holder:
+    """A server on 127.0.0.1 that answers each connection with ``response``
+    and, unless ``close``, keeps it open afterwards; it keeps the requests."""
 
-    def answer() -> None:
-        with listener, listener.accept()[0] as conn:
-            request = conn.recv(1 << 16)
-            assert request.startswith(b"POST /search HTTP/1.1\r\n")
-            conn.sendall(response)
+    def __init__(self, response: bytes, close: bool = True) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.response, self.close = response, close
+        self.requests: list[bytes] = []
+        self.done = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
 
-    thread = threading.Thread(target=answer, daemon=True)
-    thread.start()
-    return f"http://127.0.0.1:{port}", thread
+    def _serve(self) -> None:
+        while not self.done.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.requests.append(conn.recv(1 << 16))
+            conn.sendall(self.response)
+            if self.close:
+                conn.close()
+            else:
+                threading.Thread(target=lambda c=conn: (self.done.wait(60), c.close())).start()
+
+    @property
+    def connections(self) -> int:
+        return len(self.requests)
+
+    def asked_once(self) -> bool:
+        """One request came, the client's ``POST /search``."""
+        return self.connections == 1 and self.requests[0].startswith(b"POST /search HTTP/1.1\r\n")
+
+    def stop(self) -> None:
+        self.done.set()
+        self.listener.close()
 
 
 @pytest.fixture
@@ -71,15 +93,17 @@ def http(status: str, body: dict[str, object]) -> bytes:
 
 def test_the_holder_answer_and_its_refusal(settings: DatabaseSettings) -> None:
     answer = {"hits": [], "paths": {}, "vault": None}
-    url, thread = serve_once(http("200 OK", answer))
-    announce(settings.url, url)  # this process, running: the holder
+    holder = Holder(http("200 OK", answer))
+    announce(settings.url, holder.url)  # this process, running: the holder
     assert ask_holder(settings.url, {"query": "q"}) == answer
-    thread.join(5)
-    url, thread = serve_once(http("422 Unprocessable", {"detail": "k must be 1 or more"}))
-    announce(settings.url, url)
+    assert holder.asked_once()
+    holder.stop()
+    refusal = Holder(http("422 Unprocessable", {"detail": "k must be 1 or more"}))
+    announce(settings.url, refusal.url)
     with pytest.raises(CliError, match=r"server holding the database .*: k must be 1 or more$"):
         ask_holder(settings.url, {"query": "q"})
-    thread.join(5)
+    assert refusal.asked_once()
+    refusal.stop()
 
 
 @pytest.mark.parametrize(
@@ -96,10 +120,11 @@ def test_the_holder_answer_and_its_refusal(settings: DatabaseSettings) -> None:
 def test_another_program_on_the_port_is_left_alone(
     settings: DatabaseSettings, response: bytes
 ) -> None:
-    url, thread = serve_once(response)
-    announce(settings.url, url)
+    holder = Holder(response)
+    announce(settings.url, holder.url)
     assert ask_holder(settings.url, {"query": "q"}) is None
-    thread.join(5)
+    assert holder.asked_once()
+    holder.stop()
 
 
 def test_no_holder_or_nobody_listening(settings: DatabaseSettings) -> None:
@@ -121,7 +146,7 @@ def test_ctrl_c_while_the_holder_thinks_is_one_line(tmp_path: Path) -> None:
     announce(
         DatabaseSettings.embedded_url(tmp_path), f"http://127.0.0.1:{listener.getsockname()[1]}"
     )
-    env = {k: v for k, v in os.environ.items() if k not in ("SURREAL_URL", "FASTNOTEBOOK_DATA_DIR")}
+    env = environment()
     process = subprocess.Popen(
         [sys.executable, "-m", "fastnotebook", "search", "words", "--data-dir", str(tmp_path)],
         env=env,
@@ -137,36 +162,6 @@ def test_ctrl_c_while_the_holder_thinks_is_one_line(tmp_path: Path) -> None:
     assert (process.returncode, out, err) == (130, "", "\nfastnotebook search: interrupted\n")
     accepted[0].close()
     listener.close()
-
-
-class Holder:
-    """A server on 127.0.0.1 that answers each connection with ``response``
-    and, unless ``close``, keeps it open afterwards; it counts them."""
-
-    def __init__(self, response: bytes, close: bool = True) -> None:
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
-        self.response, self.close, self.connections = response, close, 0
-        self.done = threading.Event()
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while not self.done.is_set():
-            try:
-                conn, _ = self.listener.accept()
-            except OSError:
-                return
-            self.connections += 1
-            conn.recv(1 << 16)
-            conn.sendall(self.response)
-            if self.close:
-                conn.close()
-            else:
-                threading.Thread(target=lambda c=conn: (self.done.wait(60), c.close())).start()
-
-    def stop(self) -> None:
-        self.done.set()
-        self.listener.close()
 
 
 def test_an_answer_on_a_connection_left_open_is_read_at_its_length(
@@ -216,11 +211,9 @@ def route(data: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str
         "code = answer_search(sys.argv[1:])\n"
         "sys.exit(99 if code is None else code)\n"
     )
-    environment = {k: v for k, v in os.environ.items() if k not in ("SURREAL_URL",)}
-    environment.update(FASTNOTEBOOK_DATA_DIR=str(data), **env)
     return subprocess.run(
         [sys.executable, "-c", program, "search", *args],
-        env=environment,
+        env=environment(FASTNOTEBOOK_DATA_DIR=str(data), **env),
         capture_output=True,
         text=True,
         timeout=120,

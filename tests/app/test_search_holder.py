@@ -21,7 +21,7 @@ import pytest
 from fastnotebook.app.cli.errors import CliError
 from fastnotebook.app.cli.holder_client import ask_holder
 from fastnotebook.app.database import DatabaseSettings
-from helpers.cli import FAKE, cli
+from helpers.cli import cli, environment
 from helpers.pipeline import write_corpus
 
 QUERY = "paragraph about the corpus"
@@ -60,8 +60,7 @@ def free_port() -> int:
 @pytest.fixture
 def server(store: Store) -> Iterator[subprocess.Popen[bytes]]:
     port = free_port()
-    env = {**os.environ, **FAKE, "FASTNOTEBOOK_DATA_DIR": str(store.data)}
-    env.pop("SURREAL_URL", None)
+    env = environment(FASTNOTEBOOK_DATA_DIR=str(store.data))
     log = (store.data.parent / "server.log").open("wb")
     process = subprocess.Popen(
         [sys.executable, "-m", "fastnotebook", "serve", "--port", str(port)],
@@ -139,7 +138,7 @@ def test_the_search_is_answered_before_the_command_line_is_imported(
         "'fastnotebook.app.database.connection', 'fastnotebook.chunking')\n"
         "print(code, sorted(m for m in sys.modules if m.startswith(heavy)), file=sys.stderr)\n"
     )
-    env = {k: v for k, v in os.environ.items() if k not in ("SURREAL_URL", "FASTNOTEBOOK_DATA_DIR")}
+    env = environment()
     done = subprocess.run(
         [sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120
     )
@@ -152,7 +151,7 @@ def test_a_closed_pipe_ends_the_answered_search_quietly(
 ) -> None:
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader is gone before the first line
-    env = {k: v for k, v in os.environ.items() if k not in ("SURREAL_URL", "FASTNOTEBOOK_DATA_DIR")}
+    env = environment()
     done = subprocess.run(
         [sys.executable, "-m", "fastnotebook", "search", QUERY, "--data-dir", str(store.data)],
         env=env,

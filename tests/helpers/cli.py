@@ -16,16 +16,22 @@ FAKE = {
 }
 
 
-def cli(*args: str, data_dir: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, **FAKE, **env}
+def environment(**env: str) -> dict[str, str]:
+    """This process's environment with the fake model and ``env``, and no
+    database, fault or data folder of its own unless ``env`` sets them."""
+    chosen = {**os.environ, **FAKE, **env}
     for name in ("SURREAL_URL", "FASTNOTEBOOK_FAULT", "FASTNOTEBOOK_DATA_DIR"):
         if name not in env:
-            environment.pop(name, None)
+            chosen.pop(name, None)
+    return chosen
+
+
+def cli(*args: str, data_dir: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "fastnotebook", *args]
     if data_dir is not None:
         command += ["--data-dir", str(data_dir)]
     return subprocess.run(
-        command, env=environment, capture_output=True, text=True, timeout=300, check=False
+        command, env=environment(**env), capture_output=True, text=True, timeout=300, check=False
     )
 
 

@@ -104,30 +104,36 @@ def _post(url: str, path: str, body: bytes) -> tuple[int, bytes]:
 def _complete(received: bytes) -> bool:
     """The head and as many bytes of body as its ``Content-Length`` says
     have arrived."""
-    head, blank, body = received.partition(b"\r\n\r\n")
-    if not blank:
+    parts = _parts(received)
+    if parts is None:
         return False
-    for line in head.split(b"\r\n")[1:]:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            return value.strip().isdigit() and len(body) >= int(value)
-    return False
+    length = parts[1].get(b"content-length", b"")
+    return length.isdigit() and len(parts[2]) >= int(length)
 
 
 def _response(raw: bytes) -> tuple[int, bytes]:
-    """The status and body of a whole response read until the server closed
-    the connection; ``_Unreadable`` unless it is complete and plain (a
-    ``Content-Length``, no chunked transfer)."""
-    head, blank, body = raw.partition(b"\r\n\r\n")
-    status_line, *header_lines = head.split(b"\r\n")
-    fields = status_line.split(b" ", 2)
-    if not blank or len(fields) < 2 or not fields[0].startswith(b"HTTP/1."):
+    """The status and body of a whole response; ``_Unreadable`` unless it
+    is complete and plain (a ``Content-Length``, no chunked transfer)."""
+    parts = _parts(raw)
+    fields = [] if parts is None else parts[0].split(b" ", 2)
+    if parts is None or len(fields) < 2 or not fields[0].startswith(b"HTTP/1."):
         raise _Unreadable("not an HTTP/1 response")
-    headers = {}
-    for line in header_lines:
-        name, _, value = line.partition(b":")
-        headers[name.strip().lower()] = value.strip()
+    _, headers, body = parts
     length = headers.get(b"content-length")
     if headers.get(b"transfer-encoding") or length is None or int(length) != len(body):
         raise _Unreadable("an incomplete or chunked response")
     return int(fields[1]), body
+
+
+def _parts(raw: bytes) -> tuple[bytes, dict[bytes, bytes], bytes] | None:
+    """The status line, the headers (names in lower case) and the body so
+    far of a response; None before its head has ended."""
+    head, blank, body = raw.partition(b"\r\n\r\n")
+    if not blank:
+        return None
+    status_line, *lines = head.split(b"\r\n")
+    headers = {}
+    for line in lines:
+        name, _, value = line.partition(b":")
+        headers[name.strip().lower()] = value.strip()
+    return status_line, headers, body

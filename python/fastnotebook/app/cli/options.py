@@ -11,7 +11,13 @@ import os
 from fastnotebook.app.cli.errors import positive_int
 from fastnotebook.app.database.location import DATA_DIR_ENV
 
-__all__ = ["add_search_arguments", "database_options", "similarity", "use_data_dir"]
+__all__ = [
+    "add_search_arguments",
+    "database_options",
+    "search_request",
+    "similarity",
+    "use_data_dir",
+]
 
 
 def database_options() -> argparse.ArgumentParser:
@@ -77,3 +83,8 @@ def add_search_arguments(search: argparse.ArgumentParser) -> None:
         help="ask the database's approximate (HNSW) index",
     )
     search.set_defaults(mode="auto")
+
+
+def search_request(args: argparse.Namespace) -> dict[str, object]:
+    """The body of ``POST /search`` (``SearchRequest``) for ``search``'s arguments."""
+    return {"query": args.query, "k": args.k, "min_score": args.min_score, "mode": args.mode}

@@ -25,6 +25,7 @@ from fastnotebook.app.cli.hits import render_answer
 from fastnotebook.app.cli.options import (
     add_search_arguments,
     database_options,
+    search_request,
     use_data_dir,
 )
 from fastnotebook.app.cli.ray_commands import add_ray_arguments
@@ -196,7 +197,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     use_data_dir(args)
     # A process that holds the database (``serve``) answers without the
     # database being opened here.
-    body = {"query": args.query, "k": args.k, "min_score": args.min_score, "mode": args.mode}
+    body = search_request(args)
     answer = ask_holder(DatabaseSettings.from_env().url, body)
     if answer is None:
         require_model_packages()

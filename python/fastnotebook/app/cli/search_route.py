@@ -21,7 +21,12 @@ import sys
 from fastnotebook.app.cli.errors import EXIT_FAILED, CliError, one_line
 from fastnotebook.app.cli.hits import render_answer
 from fastnotebook.app.cli.holder_client import ask_holder
-from fastnotebook.app.cli.options import add_search_arguments, database_options, use_data_dir
+from fastnotebook.app.cli.options import (
+    add_search_arguments,
+    database_options,
+    search_request,
+    use_data_dir,
+)
 from fastnotebook.app.database.location import database_url
 
 TYPE_CHECKING = False  # as typing's, without importing it
@@ -64,7 +69,7 @@ def answer_search(argv: Sequence[str]) -> int | None:
         url = database_url()
     except (OSError, RuntimeError, ValueError):  # a folder that cannot be resolved
         return None
-    body = {"query": args.query, "k": args.k, "min_score": args.min_score, "mode": args.mode}
+    body = search_request(args)
     try:
         answer = ask_holder(url, body)
     except CliError as e:  # the holder's reason, as the command line says it
