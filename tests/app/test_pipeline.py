@@ -8,6 +8,7 @@ model on a handful of short documents)."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import io
 import time
 from collections.abc import Iterator
@@ -21,16 +22,20 @@ from fastnotebook import embedding
 from fastnotebook.ai import model_manager
 from fastnotebook.app.database import (
     Database,
+    DatabaseSettings,
     RecordID,
+    migrate,
+    open_database,
     repo_create,
     vector_dimension,
     vector_indexes_defined,
 )
+from fastnotebook.app.database.schema import MIGRATIONS
 from fastnotebook.app.domain import Note, Source, vector_search
 from fastnotebook.app.pipeline import EmbedOptions, embed, fake_model, ingest, stages
 from fastnotebook.app.pipeline.documents import discover, read_document, split_front_matter
 from fastnotebook.app.pipeline.progress import Progress, StageClock, format_rate, table
-from fastnotebook.app.pipeline.state import chunking_fingerprint
+from fastnotebook.app.pipeline.state import KINDS, TEXT_FIELD, Settings, chunking_fingerprint, plan
 from fastnotebook.chunking import (
     ContentType,
     chunk_texts,
@@ -52,13 +57,15 @@ def fake() -> Iterator[None]:
 
 
 def patch_model(monkeypatch: pytest.MonkeyPatch, call: Any) -> None:
-    """Make the fake model's calls go to ``call(texts)`` (async): the model
-    stage's only way to the model."""
+    """Make the fake model's calls go to ``call(texts)`` (async), which
+    returns lists as an HTTP provider does: without ``aembed_matrix``, the
+    model stage's only way to the model is ``aembed``."""
 
     async def aembed(self: Any, texts: list[str], **kwargs: Any) -> list[list[float]]:
         return await call(texts)  # type: ignore[no-any-return]
 
     monkeypatch.setattr(fake_model.FakeEmbeddingModel, "aembed", aembed)
+    monkeypatch.delattr(fake_model.FakeEmbeddingModel, "aembed_matrix", raising=False)
 
 
 def configure_fake(**config: Any) -> None:
@@ -643,3 +650,125 @@ async def test_search_finds_the_document_for_paraphrased_queries(
         hits = await vector_search(query, 3)
         best = titles[hits[0]["parent_id"]]
         assert best == expected, (query, hits[0])
+
+
+# --- what planning reads: the texts' digests -----------------------------------
+
+
+async def digests(db: Database, kind: str) -> dict[str, tuple[str, int, bool]]:
+    """The digest rows of ``kind``, as planning reads them."""
+    rows = await db.query(
+        "SELECT record, hash, size, has_text FROM text_digest WHERE kind = $kind;", {"kind": kind}
+    )
+    return {str(r["record"]): (r["hash"], r["size"], r["has_text"]) for r in rows}
+
+
+async def digests_of_texts(db: Database, kind: str) -> dict[str, tuple[str, int, bool]]:
+    """The same, computed here from the stored texts."""
+    rows = await db.query(f"SELECT id, {TEXT_FIELD[kind]} AS text FROM {kind};")
+    found = {}
+    for row in rows:
+        data = (row["text"] or "").encode("utf-8")
+        found[str(row["id"])] = (hashlib.sha256(data).hexdigest(), len(data), bool(data.strip()))
+    return found
+
+
+async def assert_digests_current(db: Database) -> None:
+    for kind in KINDS:
+        assert await digests(db, kind) == await digests_of_texts(db, kind), kind
+
+
+async def test_text_digests_follow_every_write_of_a_text(db: Database) -> None:
+    source = Source(title="s", full_text="first text")
+    await source.save()
+    note = Note(title="n", content="a note")
+    await note.save()
+    insight = await source.add_insight("summary", "an insight")
+    await assert_digests_current(db)
+
+    assert source.id and note.id and insight.id
+    source_id, note_id = RecordID(*source.id.split(":")), RecordID(*note.id.split(":"))
+    await db.query("UPDATE $id SET full_text = 'second text';", {"id": source_id})
+    await db.query("UPDATE $id SET title = 'renamed';", {"id": source_id})
+    await db.query("UPDATE $id SET content = '  ';", {"id": note_id})
+    await db.query("CREATE source:untitled SET title = 'no text yet';")
+    await assert_digests_current(db)
+    assert (await digests(db, "note"))[note.id][2] is False  # whitespace only
+    await db.query("UPDATE $id SET full_text = NONE;", {"id": source_id})
+    await db.query("UPDATE source:untitled SET full_text = 'text at last';")
+    await assert_digests_current(db)
+
+    await note.delete()
+    await db.query("DELETE source:untitled;")
+    await assert_digests_current(db)
+    assert await digests(db, "note") == {}
+
+
+async def test_planning_reads_the_texts_when_a_digest_is_missing(db: Database) -> None:
+    source = Source(title="s", full_text="some text")
+    await source.save()
+    assert source.id
+    await db.query("DELETE text_digest;")
+    settings = Settings("m", "c")
+    due = await plan(db, ("source",), settings, None)
+    assert [(str(i.id), i.size) for i in due.due["source"]] == [(source.id, len("some text"))]
+
+
+async def test_the_migration_computes_the_digests_of_existing_records() -> None:
+    database = await Database(DatabaseSettings("mem://", auto_migrate=False)).open()
+    try:
+        for version, migration in enumerate(MIGRATIONS[:-1], 1):
+            await database.query_all(
+                f"{migration}\nUPSERT fastnotebook_meta:schema SET version = {version};"
+            )
+        await database.query_all(
+            "CREATE source:one SET full_text = 'one'; CREATE source:two;"
+            "CREATE note:three SET content = 'three';"
+            "CREATE source_insight:four SET source = source:one, insight_type = 't', content = '';"
+        )
+        assert await digests(database, "source") == {}
+        assert await migrate(database) == len(MIGRATIONS)
+        await assert_digests_current(database)
+        assert len(await digests(database, "source")) == 2
+    finally:
+        await database.close()
+
+
+# --- vectors from in-process models ---------------------------------------------
+
+
+async def test_in_process_models_hand_over_arrays_with_the_same_vectors(
+    tmp_path: Path, fake: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fake model (as the local ones) is called through ``aembed_matrix``;
+    the stored vectors are bit for bit those of the list route (``aembed``),
+    which HTTP providers take."""
+    write_corpus(tmp_path / "corpus")
+    calls: list[int] = []
+    matrix_call = fake_model.FakeEmbeddingModel.aembed_matrix
+
+    async def counted(self: Any, texts: list[str]) -> np.ndarray:
+        calls.append(len(texts))
+        return await matrix_call(self, texts)
+
+    async def stored(route: str) -> dict[tuple[str, int], bytes]:
+        async with await open_database(DatabaseSettings("mem://")) as database:
+            await ingest([tmp_path / "corpus"], database)
+            await embed(EmbedOptions(batch_size=7), database)
+            rows = await database.query(
+                "SELECT source.asset.file_path AS path, order, embedding FROM source_embedding;"
+            )
+        assert rows, route
+        return {
+            (r["path"], r["order"]): np.asarray(r["embedding"], dtype=np.float64).tobytes()
+            for r in rows
+        }
+
+    with monkeypatch.context() as patch:
+        patch.setattr(fake_model.FakeEmbeddingModel, "aembed_matrix", counted)
+        arrays = await stored("arrays")
+    assert calls and sum(calls) == len(arrays)
+    with monkeypatch.context() as patch:
+        patch.delattr(fake_model.FakeEmbeddingModel, "aembed_matrix")
+        lists = await stored("lists")
+    assert arrays == lists

@@ -171,6 +171,7 @@ def use_model(monkeypatch: pytest.MonkeyPatch, model: CountingModel) -> None:
         return await model(texts)
 
     monkeypatch.setattr(fake_model.FakeEmbeddingModel, "aembed", aembed)
+    monkeypatch.delattr(fake_model.FakeEmbeddingModel, "aembed_matrix", raising=False)
 
 
 async def staging_rows(db: Database) -> int:

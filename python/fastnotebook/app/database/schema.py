@@ -37,6 +37,8 @@ __all__ = [
     "COUNTED",
     "MIGRATIONS",
     "SEARCH_INDEXED_FIELDS",
+    "TEXT_DIGEST",
+    "TEXT_FIELDS",
     "VECTOR_CHANGES",
     "VECTOR_TABLES",
     "drop_vector_indexes",
@@ -236,6 +238,53 @@ _COUNTED_FIRST = "\n".join(
     _vectors_changed(table, "OVERWRITE", first=f"!${COUNTED} AND ") for table in VECTOR_TABLES
 )
 
+# What planning an embed run needs of each record's text
+# (``fastnotebook.app.pipeline.state.plan``): its SHA-256, its size in bytes
+# and whether it holds more than whitespace. Events keep one row per record,
+# `text_digest:[<record id>]`, in the transaction that writes the text,
+# whoever writes it; the migration computes the rows of the records that
+# exist. A plan then reads these small rows instead of every text (a
+# record is stored whole, so even `SELECT id` reads its text).
+TEXT_DIGEST = "text_digest"
+# The field that holds each embedded table's text.
+TEXT_FIELDS = {"source": "full_text", "source_insight": "content", "note": "content"}
+
+
+def _digest(table: str, field: str, record: str) -> list[tuple[str, str]]:
+    """The digest row's fields of ``record`` (``$after.``, or ``""`` in a
+    SELECT over ``table``) as (name, expression) pairs."""
+    text = f"({record}{field} ?? '')"
+    return [
+        ("record", f"{record}id"),
+        ("kind", f"'{table}'"),
+        ("hash", f"crypto::sha256({text})"),
+        ("size", f"bytes::len(<bytes> {text})"),
+        ("has_text", f"string::trim({text}) != ''"),
+    ]
+
+
+def _keep_digest(table: str, field: str) -> str:
+    content = ", ".join(f"{name}: {value}" for name, value in _digest(table, field, "$after."))
+    selected = ", ".join(f"{value} AS {name}" for name, value in _digest(table, field, ""))
+    return f"""
+DEFINE EVENT IF NOT EXISTS {table}_text_digest ON TABLE {table}
+    WHEN $event != "UPDATE" OR $before.{field} != $after.{field} THEN {{
+        IF $event = "DELETE" {{
+            DELETE type::thing("{TEXT_DIGEST}", [$before.id]);
+        }} ELSE {{
+            UPSERT type::thing("{TEXT_DIGEST}", [$after.id]) CONTENT {{ {content} }};
+        }};
+    }};
+INSERT INTO {TEXT_DIGEST}
+    (SELECT type::thing("{TEXT_DIGEST}", [id]) AS id, {selected} FROM {table}) RETURN NONE;
+"""
+
+
+_TEXT_DIGESTS = f"""
+DEFINE TABLE IF NOT EXISTS {TEXT_DIGEST} SCHEMALESS;
+DEFINE INDEX IF NOT EXISTS {TEXT_DIGEST}_by_kind ON TABLE {TEXT_DIGEST} FIELDS kind;
+""" + "".join(_keep_digest(table, field) for table, field in TEXT_FIELDS.items())
+
 # Migration n (1-based) is MIGRATIONS[n - 1]. Append only.
 MIGRATIONS: tuple[str, ...] = (
     _CORE,
@@ -245,6 +294,7 @@ MIGRATIONS: tuple[str, ...] = (
     _EMBEDDING_STAGING,
     _WRITERS_COUNT_THEMSELVES,
     _COUNTED_FIRST,
+    _TEXT_DIGESTS,
 )
 
 

@@ -98,10 +98,17 @@ class FakeEmbeddingModel(EmbeddingModel):
         return hash_vectors(texts, self.dimension).tolist()  # type: ignore[no-any-return]
 
     async def aembed(self, texts: list[str], **kwargs: Any) -> list[list[float]]:
+        return (await self._vectors(texts)).tolist()  # type: ignore[no-any-return]
+
+    async def aembed_matrix(self, texts: list[str]) -> np.ndarray:
+        """``aembed`` as one (texts x dimension) array (see ``Provider``)."""
+        return await self._vectors(texts)
+
+    async def _vectors(self, texts: list[str]) -> np.ndarray:
         self._check(texts)
         if self.delay:
             await asyncio.sleep(self.delay)
-        return hash_vectors(texts, self.dimension).tolist()  # type: ignore[no-any-return]
+        return hash_vectors(texts, self.dimension)
 
 
 def register() -> None:

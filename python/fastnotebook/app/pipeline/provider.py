@@ -29,6 +29,11 @@ the per-request timeout, and a response hook that turns an HTTP error into a
 ``ProviderHTTPError`` (status and ``Retry-After``), which esperanto's own
 error message would otherwise lose. Nothing of esperanto is replaced but the
 client it is given.
+
+A model of this process that has ``aembed_matrix(texts)`` (the local models
+and the fake one) is called through it: its vectors stay the rows of one
+numpy array on their way to the writer, which encodes them from arrays,
+instead of becoming a Python float each and an array again.
 """
 
 from __future__ import annotations
@@ -43,9 +48,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, TypeAlias
 
 import httpx
+import numpy as np
+from numpy.typing import NDArray
 
 from fastnotebook import embedding
 from fastnotebook.ai import local_models, model_manager
@@ -61,6 +68,7 @@ __all__ = [
     "ProviderStats",
     "RetryPolicy",
     "Stopped",
+    "Vector",
     "default_concurrency",
     "retry_after_seconds",
 ]
@@ -75,6 +83,9 @@ IN_PROCESS_PROVIDERS = frozenset(
     }
 )
 HTTP_CONCURRENCY = 8
+#: One text's vector: a list from an HTTP provider, an array's row from a
+#: model with ``aembed_matrix``.
+Vector: TypeAlias = list[float] | NDArray[np.floating[Any]]
 MAX_RETRY_AFTER = 600.0  # seconds; a longer Retry-After is capped
 THROTTLED = frozenset({429, 503})
 TOO_LARGE = frozenset({400, 413})
@@ -377,7 +388,7 @@ class Provider:
         """``wanted``, or less once a smaller batch was found to work."""
         return min(wanted, self.batch_limit) if self.batch_limit else wanted
 
-    async def embed(self, texts: list[str], once: bool = False) -> list[list[float] | Failure]:
+    async def embed(self, texts: list[str], once: bool = False) -> list[Vector | Failure]:
         """A vector or a ``Failure`` for each text; with ``once`` (a record
         tried alone after its batch failed), an in-process model's error is
         not retried (throttling, 5xx, drops and timeouts still are)."""
@@ -385,13 +396,13 @@ class Provider:
             return []
         size = self.batch_size(len(texts))
         if size < len(texts):
-            results: list[list[float] | Failure] = []
+            results: list[Vector | Failure] = []
             for start in range(0, len(texts), size):
                 results += await self._embed(texts[start : start + size], once)
             return results
         return await self._embed(texts, once)
 
-    async def _embed(self, texts: list[str], once: bool) -> list[list[float] | Failure]:
+    async def _embed(self, texts: list[str], once: bool) -> list[Vector | Failure]:
         attempt = 0
         while True:
             try:
@@ -432,7 +443,7 @@ class Provider:
             self.stats.retried += 1
             await self._sleep(delay)
 
-    async def _split(self, texts: list[str], once: bool) -> list[list[float] | Failure]:
+    async def _split(self, texts: list[str], once: bool) -> list[Vector | Failure]:
         self.stats.split += 1
         half = (len(texts) + 1) // 2
         left = await self.embed(texts[:half], once)
@@ -442,11 +453,12 @@ class Provider:
             self.batch_limit = min(self.batch_limit or half, half)
         return left + right
 
-    async def _call(self, texts: list[str]) -> list[list[float]]:
+    async def _call(self, texts: list[str]) -> list[Vector]:
         started = await self.window.acquire()
         self.stats.requests += 1
+        matrix = getattr(self.model, "aembed_matrix", None)
         try:
-            vectors = await self.model.aembed(texts)
+            vectors = await (matrix(texts) if matrix is not None else self.model.aembed(texts))
         except Exception as error:
             self.window.release()
             http = _http_error(error)
@@ -458,6 +470,8 @@ class Provider:
             raise
         self.window.release()
         self.window.succeeded()
+        if isinstance(vectors, np.ndarray) and vectors.ndim == 2:
+            vectors = list(vectors)
         if not isinstance(vectors, list) or len(vectors) != len(texts):
             count = len(vectors) if isinstance(vectors, list) else type(vectors).__name__
             raise _Malformed(f"the model returned {count} vectors for {len(texts)} texts")

@@ -65,6 +65,7 @@ from fastnotebook.app.pipeline.provider import (
     ProviderStats,
     RetryPolicy,
     Stopped,
+    Vector,
 )
 from fastnotebook.app.pipeline.state import (
     KINDS,
@@ -180,7 +181,7 @@ class _Work:
     item: Item
     content_hash: str
     chunks: list[str]
-    vectors: list[list[float] | None]
+    vectors: list[Vector | None]
     pending: int
     path: str | None = None
     failed: bool = False
@@ -535,9 +536,7 @@ class _Run:
         done = total if not work.pending else (len(work.chunks) - work.pending) // self.batch_size
         self.progress.show_file(_file_name(work), done, total)
 
-    def _store(
-        self, entries: list[tuple[_Work, int]], results: list[list[float] | Failure]
-    ) -> None:
+    def _store(self, entries: list[tuple[_Work, int]], results: list[Vector | Failure]) -> None:
         """Vectors into their records; a record with a failed chunk fails."""
         for (work, i), result in zip(entries, results, strict=True):
             if isinstance(result, Failure):
@@ -606,10 +605,10 @@ class _Run:
         )
 
     def _finish(self, work: _Work) -> Finished:
-        vectors: list[list[float]] = [v for v in work.vectors if v is not None]
+        vectors: list[Vector] = [v for v in work.vectors if v is not None]
         if work.item.kind != "source" and len(vectors) > 1:
             with self.clock.measure("pool"):
-                vectors = [embedding.mean_pool(np.asarray(vectors, dtype=np.float64)).tolist()]
+                vectors = [embedding.mean_pool(np.asarray(vectors, dtype=np.float64))]
         return Finished(
             work.item.id,
             work.item.kind,

@@ -31,6 +31,7 @@ import numpy as np
 from fastnotebook._core import encode_vector_rows
 from fastnotebook.app.database import Database, RecordID
 from fastnotebook.app.database.encoded import Encoded, encode_value
+from fastnotebook.app.pipeline.provider import Vector
 from fastnotebook.app.pipeline.state import Settings
 
 __all__ = ["CLEAR", "Restored", "load", "records", "save_batch", "staging_key"]
@@ -61,7 +62,7 @@ async def records(db: Database) -> set[str]:
 
 
 async def save_batch(
-    db: Database, record: RecordID, key: str, start: int, vectors: Sequence[Sequence[float]]
+    db: Database, record: RecordID, key: str, start: int, vectors: Sequence[Vector]
 ) -> None:
     """Keep the vectors of chunks ``start, start + 1, ...`` of ``record``."""
     matrix = np.asarray(vectors, dtype=np.float64)

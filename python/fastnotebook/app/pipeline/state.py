@@ -8,7 +8,12 @@ record is never embedded twice, and a run killed at any point leaves every
 record either up to date or due.
 
 The hashes of the current texts are computed by the database
-(``crypto::sha256``), so planning never transfers the texts themselves.
+(``crypto::sha256``), so planning never transfers the texts themselves; its
+events keep them in ``text_digest`` (see the schema), so planning reads those
+small rows, not the texts. Where a kind's digests are not all there (a
+database whose text changed before the digests existed cannot have that:
+the migration that adds them computes them), the hashes are computed from
+the texts, as before.
 
 ``--rebuild`` raises the epoch of the kinds it covers, in one write: every
 existing state becomes due, and a run that is interrupted is finished by the
@@ -21,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from fastnotebook.app.database import Database, RecordID
+from fastnotebook.app.database.schema import TEXT_DIGEST, TEXT_FIELDS
 from fastnotebook.chunking import ChunkingConfig
 
 __all__ = [
@@ -39,7 +45,7 @@ __all__ = [
 Kind = Literal["source", "source_insight", "note"]
 KINDS: tuple[Kind, ...] = ("source", "source_insight", "note")
 LABELS: dict[str, str] = {"source": "sources", "source_insight": "insights", "note": "notes"}
-TEXT_FIELD: dict[str, str] = {"source": "full_text", "source_insight": "content", "note": "content"}
+TEXT_FIELD: dict[str, str] = TEXT_FIELDS
 EPOCHS = "fastnotebook_meta:embedding_epochs"
 Rebuild = Literal["existing", "all"]
 
@@ -105,6 +111,18 @@ async def bump_epochs(db: Database, kinds: tuple[Kind, ...]) -> None:
 
 
 async def _candidates(db: Database, kind: Kind) -> list[dict[str, Any]]:
+    """Every record of ``kind``: its id, its text's hash and size in bytes,
+    and whether it has text: its digest rows, if there is one for every
+    record; else computed from the texts."""
+    # One statement: one transaction, so the two agree.
+    found = await db.query(
+        f"RETURN {{ digests: (SELECT record AS id, hash, size, has_text FROM {TEXT_DIGEST} "
+        f"WHERE kind = $kind), count: (SELECT count() FROM {kind} GROUP ALL)[0].count ?? 0 }};",
+        {"kind": kind},
+    )
+    digests = found.get("digests") if isinstance(found, dict) else None
+    if isinstance(digests, list) and len(digests) == found.get("count"):
+        return digests
     field = TEXT_FIELD[kind]
     return list(
         await db.query(

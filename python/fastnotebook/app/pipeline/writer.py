@@ -41,6 +41,7 @@ from fastnotebook.app.database.encoded import Encoded, encode_value
 from fastnotebook.app.database.schema import COUNTED, VECTOR_CHANGES
 from fastnotebook.app.database.vector_cache import cache_folder
 from fastnotebook.app.database.vector_journal import Delta, append_delta
+from fastnotebook.app.pipeline.provider import Vector
 from fastnotebook.app.pipeline.staging import CLEAR
 from fastnotebook.app.pipeline.state import Kind, Settings, state_id
 from fastnotebook.errors import DatabaseOperationError
@@ -58,7 +59,7 @@ class Finished:
     content_hash: str
     size: int
     chunks: list[str]
-    vectors: list[list[float]]
+    vectors: list[Vector]
     epoch: int
     path: str | None = None  # a source's file, for the failure report
     staged: bool = False  # it has rows in embedding_staging (see ``staging``)
@@ -84,7 +85,7 @@ LET ${COUNTED} = true;
 LET $before = (SELECT token, rows FROM ONLY {VECTOR_CHANGES});
 LET $live = array::filter($ids, |$id| record::exists($id));
 LET $gone = SELECT VALUE id FROM source_embedding WHERE source IN $live;
-DELETE source_embedding WHERE source IN $live RETURN NONE;
+IF array::len($gone) > 0 {{ DELETE $gone RETURN NONE; }};
 IF array::len($live) = array::len($ids) {{
     INSERT INTO source_embedding $rows RETURN NONE;
     IF $count > 0 OR array::len($gone) > 0 {{ {_COUNT.format(added="$count")} }};

@@ -15,6 +15,7 @@ import numpy as np
 from fastnotebook import embedding
 from fastnotebook.app.database import Database, query_isolated
 from fastnotebook.app.pipeline.progress import Progress
+from fastnotebook.app.pipeline.provider import Vector
 from fastnotebook.app.pipeline.ray_engine.cluster import (
     RayOptions,
     connect,
@@ -46,10 +47,10 @@ if TYPE_CHECKING:
 __all__ = ["embed_ray"]
 
 
-def _vectors(kind: str, rows: list[dict[str, Any]]) -> list[list[float]]:
-    vectors: list[list[float]] = [r["vector"] for r in rows if r["order"] >= 0]
+def _vectors(kind: str, rows: list[dict[str, Any]]) -> list[Vector]:
+    vectors: list[Vector] = [r["vector"] for r in rows if r["order"] >= 0]
     if kind != "source" and len(vectors) > 1:
-        vectors = [embedding.mean_pool(np.asarray(vectors, dtype=np.float64)).tolist()]
+        vectors = [embedding.mean_pool(np.asarray(vectors, dtype=np.float64))]
     return vectors
 
 
