@@ -123,17 +123,17 @@ def _store_mb(data_dir: Path) -> float:
 
 
 def _timed_groups() -> list[tuple[int, float]]:
-    """Record (rows, seconds) of every write group the pipeline sends."""
+    """Record (chunk rows, seconds) of every write transaction the pipeline runs."""
     from fastnotebook.app.pipeline import stages, writer
 
     groups: list[tuple[int, float]] = []
 
-    async def write_group(db: Any, group: Any, settings: Any) -> None:
+    async def execute(db: Any, prepared: writer.Prepared) -> None:
         start = time.perf_counter()
-        await writer.write_group(db, group, settings)
-        groups.append((sum(len(item.chunks) for item in group), time.perf_counter() - start))
+        await writer.execute(db, prepared)
+        groups.append((len(prepared.ids), time.perf_counter() - start))
 
-    stages.write_group = write_group  # type: ignore[assignment]
+    stages.execute = execute  # type: ignore[assignment]
     return groups
 
 

@@ -507,7 +507,7 @@ async def test_stages_overlap(db: Database, fake: None, monkeypatch: pytest.Monk
     for i in range(12):
         await Source(title=f"s{i}", full_text=paragraph(f"s{i}", 1)).save()
     intervals: dict[str, list[tuple[float, float]]] = {"model": [], "write": []}
-    original_write = stages.write_group
+    original_write = stages.execute
 
     async def slow_model(texts: list[str]) -> list[list[float]]:
         start = time.perf_counter()
@@ -521,7 +521,7 @@ async def test_stages_overlap(db: Database, fake: None, monkeypatch: pytest.Monk
         intervals["write"].append((start, time.perf_counter()))
 
     patch_model(monkeypatch, slow_model)
-    monkeypatch.setattr(stages, "write_group", timed_write)
+    monkeypatch.setattr(stages, "execute", timed_write)
     await embed(EmbedOptions(kinds=("source",), batch_size=1, read_items=2), db)
     overlapping = [
         (w, m)
@@ -530,6 +530,88 @@ async def test_stages_overlap(db: Database, fake: None, monkeypatch: pytest.Monk
         if w[0] < m[1] and m[0] < w[1]
     ]
     assert overlapping, "no write ran while the model worked"
+
+
+async def test_the_next_group_is_encoded_while_a_transaction_runs(
+    db: Database, fake: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The write stage gathers and encodes the next group while a group's
+    transaction runs; the transactions themselves never overlap, and every
+    record is written once."""
+    for i in range(10):
+        await Source(title=f"s{i}", full_text=paragraph(f"s{i}", 1)).save()
+    events: list[str] = []
+    sizes: list[int] = []
+    original_prepare, original_execute = stages.prepare, stages.execute
+
+    def prepare(group: list[Any], settings: Settings) -> Any:
+        events.append("prepare")
+        sizes.append(len(group))
+        return original_prepare(group, settings)
+
+    async def execute(db: Database, prepared: Any) -> None:
+        events.append("begin")
+        await asyncio.sleep(0.05)
+        await original_execute(db, prepared)
+        events.append("end")
+
+    async def slow_model(texts: list[str]) -> list[list[float]]:
+        await asyncio.sleep(0.005)
+        return fake_model.hash_vectors(texts, 32).tolist()  # type: ignore[no-any-return]
+
+    patch_model(monkeypatch, slow_model)
+    monkeypatch.setattr(stages, "prepare", prepare)
+    monkeypatch.setattr(stages, "execute", execute)
+    report = await embed(EmbedOptions(kinds=("source",), batch_size=1, read_items=2), db)
+    assert report.counts["source"].embedded == 10 and sum(sizes) == 10
+    assert [e for e in events if e != "prepare"] == ["begin", "end"] * len(sizes)
+    assert any(e == "prepare" and events[i - 1] == "begin" for i, e in enumerate(events))
+    # What finished while a transaction ran went into the next group.
+    assert max(sizes) > 1
+    assert await rows(db, "embedding_state") == 10
+
+
+async def test_a_vector_the_store_refuses_fails_its_record_alone(
+    db: Database, fake: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(4):
+        await Source(title=f"s{i}", full_text=paragraph(f"s{i}", 1)).save()
+    await Source(title="bad", full_text=paragraph("POISON", 1)).save()
+
+    async def model(texts: list[str]) -> list[list[float]]:
+        vectors = fake_model.hash_vectors(texts, 32).tolist()
+        return [
+            [float("nan")] * 32 if "POISON" in t else v for t, v in zip(texts, vectors, strict=True)
+        ]
+
+    patch_model(monkeypatch, model)
+    report = await embed(EmbedOptions(kinds=("source",)), db)
+    assert report.counts["source"].embedded == 4 and report.failed == 1
+    [(_, message)] = report.failures
+    assert "cannot encode the rows" in message and "non-finite" in message
+    assert await rows(db, "embedding_state") == 4
+
+
+async def test_a_record_whose_digest_row_is_missing_is_still_written(
+    db: Database, fake: None
+) -> None:
+    """The writer asks the digest rows which records still exist, and the
+    records themselves when a row is missing."""
+    from fastnotebook.app.pipeline.writer import Finished, write_group
+
+    source = Source(title="kept", full_text=paragraph("kept", 1))
+    note = Note(content="kept")
+    await source.save()
+    await note.save()
+    assert source.id and note.id
+    await db.query("DELETE text_digest;")
+    chunks = Finished(RecordID(*source.id.split(":")), "source", "h", 1, ["a"], [[1.0] * 32], 0)
+    pooled = Finished(RecordID(*note.id.split(":")), "note", "h", 1, ["a"], [[1.0] * 32], 0)
+    await write_group(db, [chunks], Settings("m", "c"))
+    await write_group(db, [pooled], Settings("m", "c"))
+    assert await rows(db, "source_embedding") == 1
+    assert await db.query("SELECT VALUE embedding FROM $id;", {"id": pooled.id}) == [[1.0] * 32]
+    assert await rows(db, "embedding_state") == 2
 
 
 async def test_sources_deleted_meanwhile_are_not_resurrected(db: Database, fake: None) -> None:

@@ -20,7 +20,8 @@ run at the same time, joined by bounded queues:
   batches finish in any order, a record is finished when its last chunk
   has its vector;
 - write: finished records in groups of up to ``write_rows`` rows, one
-  transaction per group (``fastnotebook.app.pipeline.writer``).
+  transaction per group (``fastnotebook.app.pipeline.writer``) and one at
+  a time; the next group is gathered and encoded while a transaction runs.
 
 The queues hold at most a few read batches, so memory does not grow with the
 corpus. A batch that fails after its retries is retried record by record,
@@ -44,7 +45,8 @@ import re
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from enum import Enum, auto
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from loguru import logger
@@ -81,7 +83,7 @@ from fastnotebook.app.pipeline.state import (
     plan,
 )
 from fastnotebook.app.pipeline.vector_index import RunVectors, mixed_dimensions
-from fastnotebook.app.pipeline.writer import Finished, write_group
+from fastnotebook.app.pipeline.writer import Finished, Prepared, execute, prepare
 from fastnotebook.chunking import ContentType, chunk_texts, get_chunking_config
 from fastnotebook.errors import DatabaseOperationError
 
@@ -393,28 +395,41 @@ class _Run:
                 await dispatch()
 
     async def write(self, inp: asyncio.Queue[Finished | None]) -> None:
+        # One transaction at a time; while it runs, the next group is
+        # gathered and encoded, so that the database does not wait on Python
+        # between two transactions.
         carry: Finished | None = None
         ended = False
-        while not ended:
-            first = carry or await inp.get()
-            carry = None
-            if first is None:
-                break
-            group, rows = [first], first.rows
-            while rows < self.options.write_rows:
-                try:
-                    nxt = inp.get_nowait()
-                except asyncio.QueueEmpty:
+        running: asyncio.Task[None] | None = None
+        try:
+            while not ended:
+                first = carry or await inp.get()
+                carry = None
+                if first is None:
                     break
-                if nxt is None:
-                    ended = True
-                    break
-                if nxt.kind != first.kind:
-                    carry = nxt
-                    break
-                group.append(nxt)
-                rows += nxt.rows
-            await self._write(group)
+                group, rows = [first], first.rows
+                while rows < self.options.write_rows:
+                    nxt = await _next_while(running, inp)
+                    if nxt is _Next.NOTHING_YET:
+                        break
+                    if nxt is None:
+                        ended = True
+                        break
+                    if nxt.kind != first.kind:
+                        carry = nxt
+                        break
+                    group.append(nxt)
+                    rows += nxt.rows
+                prepared = self._prepare(group)
+                if running is not None:
+                    await running
+                running = asyncio.create_task(self._write(group, prepared))
+            if running is not None:
+                await running
+        finally:
+            if running is not None and not running.done():
+                running.cancel()
+                await asyncio.wait({running})
 
     # --- helpers ------------------------------------------------------------
 
@@ -621,19 +636,34 @@ class _Run:
             work.staged,
         )
 
-    async def _write(self, group: list[Finished]) -> None:
+    def _prepare(self, group: list[Finished]) -> Prepared | DatabaseOperationError:
+        try:
+            return prepare(group, self.settings)
+        except DatabaseOperationError as e:
+            return e
+
+    async def _write(
+        self, group: list[Finished], prepared: Prepared | DatabaseOperationError | None = None
+    ) -> None:
+        if prepared is None:
+            prepared = self._prepare(group)
         width = next((len(item.vectors[0]) for item in group if item.vectors), None)
         if width is not None:
             with self.clock.measure("index"):
                 await self.vectors.before_write(width)
         faults.checkpoint("writing")
-        try:
-            with self.clock.measure("write"):
-                await write_group(self.db, group, self.settings)
-        except DatabaseOperationError as e:
+        error = prepared if isinstance(prepared, DatabaseOperationError) else None
+        if isinstance(prepared, Prepared):
+            try:
+                with self.clock.measure("write"):
+                    await execute(self.db, prepared)
+            except DatabaseOperationError as e:
+                error = e
+        if error is not None:
             if len(group) == 1:
-                self._fail_finished(group[0], str(e))
+                self._fail_finished(group[0], str(error))
                 return
+            # Record by record, so that a bad one fails alone.
             for item in group:
                 await self._write([item])
             return
@@ -658,6 +688,33 @@ class _Run:
         for the last vector of the previous model or for the end of the run."""
         with self.clock.measure("index"):
             await self.vectors.finish()
+
+
+class _Next(Enum):
+    NOTHING_YET = auto()
+
+
+async def _next_while(
+    running: asyncio.Task[None] | None, queue: asyncio.Queue[Finished | None]
+) -> Finished | Literal[_Next.NOTHING_YET] | None:
+    """The queue's next item if it has one, or if one comes while ``running``
+    is still running; otherwise ``_Next.NOTHING_YET``."""
+    try:
+        return queue.get_nowait()
+    except asyncio.QueueEmpty:
+        if running is None or running.done():
+            return _Next.NOTHING_YET
+    getter = asyncio.ensure_future(queue.get())
+    try:
+        await asyncio.wait({getter, running}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        getter.cancel()
+        raise
+    if not getter.done():
+        # Cancelling a get leaves its item, if one came meanwhile, in the queue.
+        getter.cancel()
+        await asyncio.wait({getter})
+    return _Next.NOTHING_YET if getter.cancelled() else getter.result()
 
 
 def _cancel_all_on_error(tasks: list[asyncio.Task[None]]) -> None:

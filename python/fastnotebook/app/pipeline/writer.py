@@ -11,9 +11,10 @@ record whose finished batches were kept while it was embedded
 (``Finished.staged``, see ``fastnotebook.app.pipeline.staging``) the same
 transaction deletes them.
 
-The rows go to the engine as CBOR that the Rust core encodes from the
-vectors (``fastnotebook.app.database.encoded``), and they are inserted as
-given: the filtering ``SELECT ... FROM $rows`` that skips deleted records
+A group is encoded first (``prepare``), so that a caller can encode the
+next group while a transaction runs, and then written (``execute``). The
+rows go to the engine as CBOR that the Rust core encodes from the vectors
+(``fastnotebook.app.database.encoded``), and they are inserted as given: the filtering ``SELECT ... FROM $rows`` that skips deleted records
 runs only when a record of the group is gone. Where the time goes, and the
 engine's floor these writes are measured against: docs/SCALING.md.
 
@@ -38,7 +39,7 @@ import numpy as np
 from fastnotebook._core import encode_chunk_rows, encode_vector_rows
 from fastnotebook.app.database import Database, RecordID
 from fastnotebook.app.database.encoded import Encoded, encode_value
-from fastnotebook.app.database.schema import COUNTED, VECTOR_CHANGES
+from fastnotebook.app.database.schema import COUNTED, TEXT_DIGEST, VECTOR_CHANGES
 from fastnotebook.app.database.vector_cache import cache_folder
 from fastnotebook.app.database.vector_journal import Delta, append_delta
 from fastnotebook.app.pipeline.provider import Vector
@@ -46,7 +47,7 @@ from fastnotebook.app.pipeline.staging import CLEAR
 from fastnotebook.app.pipeline.state import Kind, Settings, state_id
 from fastnotebook.errors import DatabaseOperationError
 
-__all__ = ["Finished", "write_group"]
+__all__ = ["Finished", "Prepared", "execute", "prepare", "write_group"]
 
 
 @dataclass
@@ -78,12 +79,19 @@ CHUNKS = "source_embedding"
 _COUNT = f"""UPDATE {VECTOR_CHANGES} SET changes += 1, token = $next_token,
         rows += {{added}} - array::len($gone) RETURN NONE;"""
 
+# The records of the group that still exist. A record is read whole, text
+# included, so its small digest row (kept by events in the transaction that
+# writes or deletes the record, see the schema's TEXT_DIGEST) is asked
+# first; the record itself only when that row is missing.
+_LIVE = f"""LET $live = array::filter($ids,
+    |$id| record::exists(type::thing("{TEXT_DIGEST}", [$id])) OR record::exists($id));"""
+
 # The last statement before COMMIT returns what the journal needs.
 _SOURCES = f"""
 BEGIN TRANSACTION;
 LET ${COUNTED} = true;
 LET $before = (SELECT token, rows FROM ONLY {VECTOR_CHANGES});
-LET $live = array::filter($ids, |$id| record::exists($id));
+{_LIVE}
 LET $gone = SELECT VALUE id FROM source_embedding WHERE source IN $live;
 IF array::len($gone) > 0 {{ DELETE $gone RETURN NONE; }};
 IF array::len($live) = array::len($ids) {{
@@ -101,11 +109,11 @@ INSERT INTO embedding_state (SELECT * FROM $states WHERE record IN $live)
 COMMIT TRANSACTION;
 """
 
-_POOLED = """
+_POOLED = f"""
 BEGIN TRANSACTION;
-LET $live = array::filter($ids, |$id| record::exists($id));
-FOR $row IN $rows { UPDATE $row.id SET embedding = $row.embedding RETURN NONE; };
-FOR $id IN $cleared { UPDATE $id SET embedding = NONE RETURN NONE; };
+{_LIVE}
+FOR $row IN $rows {{ UPDATE $row.id SET embedding = $row.embedding RETURN NONE; }};
+FOR $id IN $cleared {{ UPDATE $id SET embedding = NONE RETURN NONE; }};
 INSERT INTO embedding_state (SELECT * FROM $states WHERE record IN $live)
     ON DUPLICATE KEY UPDATE content_hash = $input.content_hash, model = $input.model,
     chunking = $input.chunking, epoch = $input.epoch, chunks = $input.chunks RETURN NONE;
@@ -139,9 +147,10 @@ def _matrix(vectors: list[Any]) -> np.ndarray[Any, Any]:
 
 
 @dataclass
-class _Write:
-    """A group's transaction, and for chunk rows what the journal needs:
-    each row's record (``owners``), id and vector."""
+class Prepared:
+    """A group's transaction with its rows encoded (``prepare``), and for
+    chunk rows what the journal needs: each row's record (``owners``), id
+    and vector."""
 
     sql: str
     params: dict[str, Any]
@@ -157,7 +166,7 @@ def _chunk_keys(rows: int) -> list[str]:
     return [digits[20 * i : 20 * (i + 1)] for i in range(rows)]
 
 
-def _chunk_rows(group: Sequence[Finished]) -> _Write:
+def _chunk_rows(group: Sequence[Finished]) -> Prepared:
     for item in group:
         if len(item.chunks) != len(item.vectors):
             raise ValueError(f"{item.id}: {len(item.chunks)} chunks, {len(item.vectors)} vectors")
@@ -170,7 +179,7 @@ def _chunk_rows(group: Sequence[Finished]) -> _Write:
         matrix,
         (CHUNKS, keys),
     )
-    return _Write(
+    return Prepared(
         _SOURCES,
         {
             "ids": [item.id for item in group],
@@ -184,11 +193,14 @@ def _chunk_rows(group: Sequence[Finished]) -> _Write:
     )
 
 
-def statement(group: Sequence[Finished], settings: Settings) -> _Write:
-    """The transaction that writes ``group`` (records of one kind). ``ValueError``
-    (or ``UnicodeEncodeError``) if the rows cannot be encoded: vectors of mixed
-    dimensions or with non-finite values."""
-    write = _statement(group)
+def prepare(group: Sequence[Finished], settings: Settings) -> Prepared:
+    """The transaction that writes ``group`` (records of one kind), its rows
+    encoded. ``DatabaseOperationError`` if they cannot be: vectors of mixed
+    dimensions or with non-finite values, or text that is not Unicode."""
+    try:
+        write = _statement(group)
+    except ValueError as e:  # UnicodeEncodeError included
+        raise DatabaseOperationError(f"cannot encode the rows: {e}") from e
     write.params["states"] = [_state(item, settings) for item in group]
     staged = [item.id for item in group if item.staged]
     if staged:
@@ -198,7 +210,7 @@ def statement(group: Sequence[Finished], settings: Settings) -> _Write:
     return write
 
 
-def _statement(group: Sequence[Finished]) -> _Write:
+def _statement(group: Sequence[Finished]) -> Prepared:
     if group[0].kind == "source":
         return _chunk_rows(group)
     pooled = [item for item in group if item.vectors]
@@ -210,10 +222,10 @@ def _statement(group: Sequence[Finished]) -> _Write:
     )
     cleared = [item.id for item in group if not item.vectors]
     ids = [item.id for item in group]
-    return _Write(_POOLED, {"ids": ids, "rows": rows, "cleared": cleared})
+    return Prepared(_POOLED, {"ids": ids, "rows": rows, "cleared": cleared})
 
 
-def _journal(db: Database, write: _Write, results: list[Any]) -> None:
+def _journal(db: Database, write: Prepared, results: list[Any]) -> None:
     """Append what a committed chunk transaction changed to the journal of
     ``db``'s exact-search cache (on-disk databases only)."""
     folder = cache_folder(db)
@@ -243,13 +255,14 @@ def _journal(db: Database, write: _Write, results: list[Any]) -> None:
     )
 
 
+async def execute(db: Database, write: Prepared) -> None:
+    """Run a prepared transaction. ``DatabaseOperationError`` if it fails."""
+    results = await db.query_all(write.sql, write.params)
+    _journal(db, write, results)
+
+
 async def write_group(db: Database, group: Sequence[Finished], settings: Settings) -> None:
     """Write ``group`` in one transaction. ``DatabaseOperationError`` if it
     fails, or if its rows cannot be encoded (the caller then writes the
     records one by one, so that a bad one fails alone)."""
-    try:
-        write = statement(group, settings)
-    except ValueError as e:  # UnicodeEncodeError included
-        raise DatabaseOperationError(f"cannot encode the rows: {e}") from e
-    results = await db.query_all(write.sql, write.params)
-    _journal(db, write, results)
+    await execute(db, prepare(group, settings))
