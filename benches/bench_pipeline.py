@@ -1,7 +1,8 @@
 """Benchmark of the bulk pipeline (``fastnotebook ingest`` + ``embed``).
 
-    python benches/bench_pipeline.py [--mb 20] [--original-mb 2] [--sample-mb 0.25]
-        [--vector-index none|live] [--open-notebook SRC] [--out bench-results] [--docs FILE]
+    python benches/bench_pipeline.py [--mb 20] [--original-mb 0] [--sample-mb 0.25]
+        [--rounds 3] [--vector-index none|live] [--open-notebook SRC]
+        [--out bench-results] [--docs FILE]
 
 Runs, each in its own process (so that each reports its own peak memory) on
 its own on-disk embedded database (SurrealKV):
@@ -16,8 +17,9 @@ its own on-disk embedded database (SurrealKV):
    ``INSERT INTO <schemaless table> $rows RETURN NONE`` requests of as
    many rows as the writer groups (``EmbedOptions.write_rows``) straight to
    the engine: the engine's own insert rate for these rows, which no writer of them beats;
-3. the original's per-source path on the first ``--original-mb`` MB of the
-   corpus, with Open Notebook's typed chunk table (and, as Open Notebook,
+3. the original's per-source path on the same corpus (or, with
+   ``--original-mb``, on its first MB, for a quicker run), with Open
+   Notebook's typed chunk table (and, as Open Notebook,
    no vector index): for each source ``chunk_text``, then per chunk
    ``generate_embedding`` and one ``CREATE`` that returns the row;
 4. a sample (``--sample-mb``, 0 to skip) with the real default model
@@ -29,6 +31,10 @@ its own on-disk embedded database (SurrealKV):
    its BM25 index on chunk content, live);
 6. with ``--full-text-mb``, the pipeline on a small sample with fastnotebook's
    full-text (BM25) indexes, to show what they cost.
+
+Runs 1-3 are repeated ``--rounds`` times, alternating (the machines are
+shared and noisy): each ratio is taken within a round, and the median
+round's figures and the ratios' median and range are reported.
 
 ``--vector-index none`` (the default) runs the pipeline without the HNSW
 index (search is exact); ``live`` defines it on the first write, as
@@ -45,6 +51,7 @@ import asyncio
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -443,7 +450,8 @@ def write_path_section(results: dict[str, Any], args: argparse.Namespace, corpus
     floor = results[FLOOR]
     lines = [
         f"Measured by `python benches/bench_pipeline.py --mb {args.mb:g} "
-        f"--original-mb {args.original_mb:g}` (`make bench`) on a {corpus_mb:.1f} MB corpus, "
+        f"--original-mb {args.original_mb:g} --rounds {args.rounds}` (`make bench`) "
+        f"on a {corpus_mb:.1f} MB corpus, "
         f"vector index: {args.vector_index}, fake model (384 dimensions), on-disk "
         "SurrealKV databases, each run in its own process.",
         "",
@@ -452,7 +460,7 @@ def write_path_section(results: dict[str, Any], args: argparse.Namespace, corpus
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for name, r in results.items():
-        if "write_rows_s" not in r:
+        if not isinstance(r, dict) or "write_rows_s" not in r:
             continue
         growth = "(-)"
         if "first_rows_s" in r:
@@ -469,20 +477,48 @@ def write_path_section(results: dict[str, Any], args: argparse.Namespace, corpus
     return "\n".join(lines)
 
 
+def round_ratios(rounds: dict[str, list[dict[str, Any]]], other: str) -> list[float]:
+    """The pipeline's chunks/s over ``other``'s, round by round."""
+    return [
+        chunk_rate(mine) / chunk_rate(theirs)
+        for mine, theirs in zip(rounds[PIPELINE], rounds[other], strict=True)
+    ]
+
+
+def median_round(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run of median chunks/s (the lower middle one of an even count)."""
+    ranked = sorted(results, key=chunk_rate)
+    return ranked[(len(ranked) - 1) // 2]
+
+
+def _spread(ratios: list[float], digits: int) -> str:
+    """The median ratio, and its range when there were several rounds."""
+    ordered = sorted(ratios)
+    middle = ordered[(len(ordered) - 1) // 2]
+    if len(ordered) == 1:
+        return f"{middle:.{digits}f}x"
+    return (
+        f"{middle:.{digits}f}x (rounds {ordered[0]:.{digits}f}-{ordered[-1]:.{digits}f}, "
+        f"median of {len(ordered)})"
+    )
+
+
 def ratio_lines(results: dict[str, Any]) -> list[str]:
     pipeline, floor = results[PIPELINE], results[FLOOR]
-    ratio = chunk_rate(pipeline) / chunk_rate(floor)
+    ratios = results.get("ratios", {})
+    to_floor = ratios.get("floor") or [chunk_rate(pipeline) / chunk_rate(floor)]
     lines = [
-        f"ingest + embed + first search: {chunk_rate(pipeline):,.0f} chunks/s = {ratio:.2f}x "
-        f"the floor's {chunk_rate(floor):,.0f} rows/s "
+        f"ingest + embed + first search: {chunk_rate(pipeline):,.0f} chunks/s "
         f"({pipeline['ingest_seconds']:.1f} s + {pipeline['embed_seconds']:.1f} s "
-        f"+ {pipeline['ready_seconds']:.1f} s)",
+        f"+ {pipeline['ready_seconds']:.1f} s) against the floor's {chunk_rate(floor):,.0f} "
+        f"rows/s: {_spread(to_floor, 2)} the floor",
     ]
     if ORIGINAL in results:
         original = results[ORIGINAL]
+        to_original = ratios.get("original") or [chunk_rate(pipeline) / chunk_rate(original)]
         lines.append(
             f"original per-chunk path: {chunk_rate(original):,.0f} chunks/s; the pipeline "
-            f"{chunk_rate(pipeline) / chunk_rate(original):.1f}x"
+            f"{_spread(to_original, 1)}"
         )
     if OPEN_NOTEBOOK in results:
         on = results[OPEN_NOTEBOOK]
@@ -506,13 +542,19 @@ def write_docs(path: Path, section: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=float, default=20.0, help="corpus size (default 20 MB)")
-    parser.add_argument("--original-mb", type=float, default=2.0, help="original path's sample")
+    parser.add_argument(
+        "--original-mb",
+        type=float,
+        default=0.0,
+        help="original path's sample (default 0: the whole corpus, the pipeline's chunks)",
+    )
     parser.add_argument("--sample-mb", type=float, default=0.25, help="real-model sample (0: none)")
     parser.add_argument("--full-text-mb", type=float, default=0.0, help="BM25 run's sample")
     parser.add_argument("--corpus", help="folder of documents (default: shared or built)")
     parser.add_argument("--out", default="bench-results")
     parser.add_argument("--docs", help="rewrite this file's write-path section")
     parser.add_argument("--skip-original", action="store_true", help="skip run 3")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of runs 1-3 (default 3)")
     parser.add_argument("--vector-index", choices=["none", "live"], default="none")
     parser.add_argument(
         "--open-notebook",
@@ -526,6 +568,8 @@ def main() -> None:
     parser.add_argument("--full-text", action="store_true")
     args = parser.parse_args()
     args.run = args.child
+    if args.rounds < 1:
+        parser.error(f"--rounds must be 1 or more, got {args.rounds}")
     if args.run:
         child(args)
         return
@@ -533,14 +577,16 @@ def main() -> None:
         root = Path(tmp)
         files, size = build_corpus(root / "corpus", args.mb, args.corpus)
         print(f"corpus: {files:,} files, {size / 1e6:.1f} MB", flush=True)
-        results: dict[str, Any] = {}
         runs = [
             (PIPELINE, "pipeline", "fake", root / "corpus", False),
             (FLOOR, "floor", "fake", root / "corpus", False),
         ]
         if not args.skip_original:
-            sample_corpus(root / "corpus", root / "original", args.original_mb)
-            runs.append((ORIGINAL, "original", "fake", root / "original", False))
+            original = root / "corpus"
+            if args.original_mb:
+                original = root / "original"
+                sample_corpus(root / "corpus", original, args.original_mb)
+            runs.append((ORIGINAL, "original", "fake", original, False))
         if args.open_notebook:
             sample_corpus(root / "corpus", root / "on-sample", args.open_notebook_mb)
             runs.append((OPEN_NOTEBOOK, "open-notebook", "fake", root / "on-sample", False))
@@ -556,12 +602,24 @@ def main() -> None:
             )
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        for i, (name, run, model, corpus, full_text) in enumerate(runs):
-            print(f"running: {name} ...", flush=True)
-            results[name] = spawn(run, model, corpus, root / f"db{i}", args, full_text)
-            print(f"  {shares(results[name])}", flush=True)
-            print(f"  {json.dumps(results[name])}", flush=True)
-    rows = [row(name, result) for name, result in results.items()]
+        repeated = [r for r in runs if r[0] in (PIPELINE, FLOOR, ORIGINAL)]
+        rounds: dict[str, list[dict[str, Any]]] = {name: [] for name, *_ in repeated}
+        schedule = [(n, r) for n in range(args.rounds) for r in repeated]
+        schedule += [(0, r) for r in runs if r not in repeated]
+        for n, (name, run, model, corpus, full_text) in schedule:
+            print(f"running: {name} (round {n + 1}) ...", flush=True)
+            data_dir = root / f"db-{n}-{runs.index((name, run, model, corpus, full_text))}"
+            result = spawn(run, model, corpus, data_dir, args, full_text)
+            shutil.rmtree(data_dir, ignore_errors=True)
+            rounds.setdefault(name, []).append(result)
+            print(f"  {shares(result)}", flush=True)
+            print(f"  {json.dumps(result)}", flush=True)
+    results = {name: median_round(rounds[name]) for name, *_ in runs}
+    results["ratios"] = {
+        "floor": round_ratios(rounds, FLOOR),
+        **({"original": round_ratios(rounds, ORIGINAL)} if ORIGINAL in rounds else {}),
+    }
+    rows = [row(name, result) for name, result in results.items() if name != "ratios"]
     text = markdown(rows)
     print("\n" + text)
     first = results[PIPELINE]
