@@ -14,8 +14,9 @@ transaction deletes them.
 A group is encoded first (``prepare``), so that a caller can encode the
 next group while a transaction runs, and then written (``execute``). The
 rows go to the engine as CBOR that the Rust core encodes from the vectors
-(``fastnotebook.app.database.encoded``), and they are inserted as given: the filtering ``SELECT ... FROM $rows`` that skips deleted records
-runs only when a record of the group is gone. Where the time goes, and the
+(``fastnotebook.app.database.encoded``), and they are inserted as given:
+the filtering ``SELECT ... FROM $rows`` that skips deleted records runs
+only when a record of the group is gone. Where the time goes, and the
 engine's floor these writes are measured against: docs/SCALING.md.
 
 The chunk rows get their ids from the writer, and a transaction that
