@@ -460,7 +460,7 @@ def write_path_section(results: dict[str, Any], args: argparse.Namespace, corpus
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for name, r in results.items():
-        if not isinstance(r, dict) or "write_rows_s" not in r:
+        if "write_rows_s" not in r:
             continue
         growth = "(-)"
         if "first_rows_s" in r:
@@ -505,7 +505,7 @@ def _spread(ratios: list[float], digits: int) -> str:
 
 def ratio_lines(results: dict[str, Any]) -> list[str]:
     pipeline, floor = results[PIPELINE], results[FLOOR]
-    ratios = results.get("ratios", {})
+    ratios = pipeline.get("ratios", {})
     to_floor = ratios.get("floor") or [chunk_rate(pipeline) / chunk_rate(floor)]
     lines = [
         f"ingest + embed + first search: {chunk_rate(pipeline):,.0f} chunks/s "
@@ -615,11 +615,12 @@ def main() -> None:
             print(f"  {shares(result)}", flush=True)
             print(f"  {json.dumps(result)}", flush=True)
     results = {name: median_round(rounds[name]) for name, *_ in runs}
-    results["ratios"] = {
+    # Kept with the pipeline's run: pipeline.json stays one entry per run.
+    results[PIPELINE]["ratios"] = {
         "floor": round_ratios(rounds, FLOOR),
         **({"original": round_ratios(rounds, ORIGINAL)} if ORIGINAL in rounds else {}),
     }
-    rows = [row(name, result) for name, result in results.items() if name != "ratios"]
+    rows = [row(name, result) for name, result in results.items()]
     text = markdown(rows)
     print("\n" + text)
     first = results[PIPELINE]

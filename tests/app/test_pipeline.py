@@ -571,6 +571,35 @@ async def test_the_next_group_is_encoded_while_a_transaction_runs(
     assert await rows(db, "embedding_state") == 10
 
 
+async def test_a_failed_transaction_stops_the_run_at_once(
+    db: Database, fake: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error in a transaction (other than one the records are retried
+    alone for) ends the run while the next group is still being gathered:
+    no more model calls are made for it."""
+    for k in range(3):
+        text = "\n\n".join(paragraph(f"b{k}{i}", 1) for i in range(40))
+        await Source(title=f"big{k}", full_text=text).save()
+    failed = asyncio.Event()
+    calls_after: list[int] = []
+
+    async def slow_model(texts: list[str]) -> list[list[float]]:
+        if failed.is_set():
+            calls_after.append(len(texts))
+        await asyncio.sleep(0.05)
+        return fake_model.hash_vectors(texts, 32).tolist()  # type: ignore[no-any-return]
+
+    async def execute(db: Database, prepared: Any) -> None:
+        failed.set()
+        raise RuntimeError("boom")
+
+    patch_model(monkeypatch, slow_model)
+    monkeypatch.setattr(stages, "execute", execute)
+    with pytest.raises(RuntimeError, match="boom"):
+        await embed(EmbedOptions(kinds=("source",), batch_size=1, read_items=1), db)
+    assert calls_after == []
+
+
 async def test_a_vector_the_store_refuses_fails_its_record_alone(
     db: Database, fake: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

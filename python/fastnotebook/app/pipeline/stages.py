@@ -397,14 +397,21 @@ class _Run:
     async def write(self, inp: asyncio.Queue[Finished | None]) -> None:
         # One transaction at a time; while it runs, the next group is
         # gathered and encoded, so that the database does not wait on Python
-        # between two transactions.
+        # between two transactions. A transaction that fails ends the wait
+        # at once.
         carry: Finished | None = None
         ended = False
         running: asyncio.Task[None] | None = None
         try:
             while not ended:
-                first = carry or await inp.get()
-                carry = None
+                first, carry = carry, None
+                if first is None:
+                    got = await _next_while(running, inp)
+                    if got is _Next.NOTHING_YET:
+                        if running is not None:
+                            await running  # its error, if any, now
+                        got = await inp.get()
+                    first = got
                 if first is None:
                     break
                 group, rows = [first], first.rows
@@ -426,10 +433,14 @@ class _Run:
                 running = asyncio.create_task(self._write(group, prepared))
             if running is not None:
                 await running
-        finally:
+        except BaseException as error:
+            # A transaction under way is cancelled only with the run (a
+            # second Ctrl-C); otherwise it finishes before the error goes on.
             if running is not None and not running.done():
-                running.cancel()
+                if isinstance(error, asyncio.CancelledError):
+                    running.cancel()
                 await asyncio.wait({running})
+            raise
 
     # --- helpers ------------------------------------------------------------
 
