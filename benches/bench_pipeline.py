@@ -16,7 +16,10 @@ its own on-disk embedded database (SurrealKV):
    one record id per document), encoded before the clock starts, sent as
    ``INSERT INTO <schemaless table> $rows RETURN NONE`` requests of as
    many rows as the writer groups (``EmbedOptions.write_rows``) straight to
-   the engine: the engine's own insert rate for these rows, which no writer of them beats;
+   the engine, one at a time: the engine's own insert rate for these rows
+   from one writer; and the same with two requests in flight, as the
+   pipeline's writer sends them (``EmbedOptions.write_lanes``), which keeps
+   the engine on two cores;
 3. the original's per-source path on the same corpus (or, with
    ``--original-mb``, on its first MB, for a quicker run), with Open
    Notebook's typed chunk table (and, as Open Notebook,
@@ -32,7 +35,7 @@ its own on-disk embedded database (SurrealKV):
 6. with ``--full-text-mb``, the pipeline on a small sample with fastnotebook's
    full-text (BM25) indexes, to show what they cost.
 
-Runs 1-3 are repeated ``--rounds`` times, alternating (the machines are
+Runs 1-3 (both floors) are repeated ``--rounds`` times, alternating (the machines are
 shared and noisy): each ratio is taken within a round, and the median
 round's figures and the ratios' median and range are reported.
 
@@ -129,28 +132,37 @@ def _store_mb(data_dir: Path) -> float:
     return sum(p.stat().st_size for p in data_dir.rglob("*") if p.is_file()) / 1e6
 
 
-def _timed_groups() -> list[tuple[int, float]]:
-    """Record (chunk rows, seconds) of every write transaction the pipeline runs."""
+# A write transaction: (chunk rows, start, end), perf_counter seconds.
+Group = tuple[int, float, float]
+
+
+def _timed_groups() -> list[Group]:
+    """Record every write transaction the pipeline runs."""
     from fastnotebook.app.pipeline import stages, writer
 
-    groups: list[tuple[int, float]] = []
+    groups: list[Group] = []
 
-    async def execute(db: Any, prepared: writer.Prepared) -> None:
+    async def execute(db: Any, prepared: writer.Prepared, lane: int = 0) -> None:
         start = time.perf_counter()
-        await writer.execute(db, prepared)
-        groups.append((len(prepared.ids), time.perf_counter() - start))
+        await writer.execute(db, prepared, lane)
+        groups.append((len(prepared.ids), start, time.perf_counter()))
 
     stages.execute = execute  # type: ignore[assignment]
     return groups
 
 
-def _rate(groups: list[tuple[int, float]]) -> float:
-    rows = sum(r for r, _ in groups)
-    seconds = sum(s for _, s in groups)
+def _rate(groups: list[Group]) -> float:
+    """Rows a second of the time some of ``groups`` ran (transactions in
+    flight together count their shared time once)."""
+    rows = sum(r for r, _, _ in groups)
+    seconds, reached = 0.0, float("-inf")
+    for _, start, end in sorted(groups, key=lambda g: g[1]):
+        seconds += max(0.0, end - max(start, reached))
+        reached = max(reached, end)
     return rows / seconds if seconds else 0.0
 
 
-def _growth(groups: list[tuple[int, float]]) -> dict[str, float]:
+def _growth(groups: list[Group]) -> dict[str, float]:
     """Write rows/s over the first and the last fifth of the groups."""
     fifth = max(1, len(groups) // 5)
     return {"first_rows_s": _rate(groups[:fifth]), "last_rows_s": _rate(groups[-fifth:])}
@@ -263,10 +275,10 @@ def _documents(corpus: Path) -> list[tuple[str, str]]:
     return [(str(p), read_document(p).text) for p in found.files]
 
 
-async def run_floor(corpus: Path, data_dir: Path) -> dict[str, Any]:
+async def run_floor(corpus: Path, data_dir: Path, in_flight: int = 1) -> dict[str, Any]:
     """The engine's own insert rate for the pipeline's rows: encoded before
     the clock starts, ``INSERT`` into a schemaless table with no index, in
-    groups of the pipeline's size."""
+    groups of the pipeline's size, ``in_flight`` requests at a time."""
     from fastnotebook._core import encode_chunk_rows
     from fastnotebook.app.database import Database, DatabaseSettings, RecordID
     from fastnotebook.app.database.encoded import Encoded, encode_value, query_request
@@ -293,17 +305,22 @@ async def run_floor(corpus: Path, data_dir: Path) -> dict[str, Any]:
             owners, counts, texts = [], [], []
     settings = DatabaseSettings(DatabaseSettings.embedded_url(data_dir), auto_migrate=False)
     db = await Database(settings).open()
-    groups: list[tuple[int, float]] = []
-    start = time.perf_counter()
-    for rows, request in requests:
-        t0 = time.perf_counter()
-        response = await db._conn._send(request, "query", bypass=True)
-        groups.append((rows, time.perf_counter() - t0))
+    groups: list[Group] = []
+    slots = asyncio.Semaphore(in_flight)
+
+    async def send(rows: int, request: Any) -> None:
+        async with slots:
+            t0 = time.perf_counter()
+            response = await db._conn._send(request, "query", bypass=True)
+            groups.append((rows, t0, time.perf_counter()))
         if any(s.get("status") != "OK" for s in response["result"]):
             raise SystemExit(f"floor insert failed: {response['result']}")
+
+    start = time.perf_counter()
+    await asyncio.gather(*(send(rows, request) for rows, request in requests))
     seconds = time.perf_counter() - start
     await db.close()
-    chunks = sum(r for r, _ in groups)
+    chunks = sum(r for r, _, _ in groups)
     return {
         **_growth(groups),
         "documents": len(documents),
@@ -353,8 +370,8 @@ def child(args: argparse.Namespace) -> None:
     corpus, data_dir = Path(args.corpus), Path(args.data_dir)
     if args.run == "original":
         result = asyncio.run(run_original(corpus, data_dir))
-    elif args.run == "floor":
-        result = asyncio.run(run_floor(corpus, data_dir))
+    elif args.run in ("floor", "floor-2"):
+        result = asyncio.run(run_floor(corpus, data_dir, 2 if args.run == "floor-2" else 1))
     elif args.run == "open-notebook":
         result = asyncio.run(run_open_notebook(corpus, data_dir, Path(args.open_notebook)))
     else:
@@ -425,6 +442,7 @@ def markdown(rows: list[list[str]]) -> str:
 
 
 FLOOR = "floor: pre-encoded INSERT, schemaless table"
+FLOOR_2 = "floor, two requests in flight"
 PIPELINE = "pipeline, fake model"
 ORIGINAL = "original path, fake model"
 OPEN_NOTEBOOK = "pipeline on Open Notebook's schema (BM25 live), fake model"
@@ -513,6 +531,13 @@ def ratio_lines(results: dict[str, Any]) -> list[str]:
         f"+ {pipeline['ready_seconds']:.1f} s) against the floor's {chunk_rate(floor):,.0f} "
         f"rows/s: {_spread(to_floor, 2)} the floor",
     ]
+    if FLOOR_2 in results:
+        floor_2 = results[FLOOR_2]
+        to_floor_2 = ratios.get("floor_2") or [chunk_rate(pipeline) / chunk_rate(floor_2)]
+        lines.append(
+            f"the floor with two requests in flight (as the writer sends them): "
+            f"{chunk_rate(floor_2):,.0f} rows/s; the pipeline {_spread(to_floor_2, 2)} that"
+        )
     if ORIGINAL in results:
         original = results[ORIGINAL]
         to_original = ratios.get("original") or [chunk_rate(pipeline) / chunk_rate(original)]
@@ -562,7 +587,9 @@ def main() -> None:
         help="an Open Notebook checkout: run 5 on a database its migrations create",
     )
     parser.add_argument("--open-notebook-mb", type=float, default=2.0)
-    parser.add_argument("--child", choices=["pipeline", "original", "floor", "open-notebook"])
+    parser.add_argument(
+        "--child", choices=["pipeline", "original", "floor", "floor-2", "open-notebook"]
+    )
     parser.add_argument("--model", choices=["fake", "default"], default="fake")
     parser.add_argument("--data-dir")
     parser.add_argument("--full-text", action="store_true")
@@ -580,6 +607,7 @@ def main() -> None:
         runs = [
             (PIPELINE, "pipeline", "fake", root / "corpus", False),
             (FLOOR, "floor", "fake", root / "corpus", False),
+            (FLOOR_2, "floor-2", "fake", root / "corpus", False),
         ]
         if not args.skip_original:
             original = root / "corpus"
@@ -602,7 +630,7 @@ def main() -> None:
             )
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        repeated = [r for r in runs if r[0] in (PIPELINE, FLOOR, ORIGINAL)]
+        repeated = [r for r in runs if r[0] in (PIPELINE, FLOOR, FLOOR_2, ORIGINAL)]
         rounds: dict[str, list[dict[str, Any]]] = {name: [] for name, *_ in repeated}
         schedule = [(n, r) for n in range(args.rounds) for r in repeated]
         schedule += [(0, r) for r in runs if r not in repeated]
@@ -618,6 +646,7 @@ def main() -> None:
     # Kept with the pipeline's run: pipeline.json stays one entry per run.
     results[PIPELINE]["ratios"] = {
         "floor": round_ratios(rounds, FLOOR),
+        "floor_2": round_ratios(rounds, FLOOR_2),
         **({"original": round_ratios(rounds, ORIGINAL)} if ORIGINAL in rounds else {}),
     }
     rows = [row(name, result) for name, result in results.items()]

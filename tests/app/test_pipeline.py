@@ -30,12 +30,14 @@ from fastnotebook.app.database import (
     vector_dimension,
     vector_indexes_defined,
 )
-from fastnotebook.app.database.schema import MIGRATIONS
+from fastnotebook.app.database.schema import MIGRATIONS, VECTOR_LANES
+from fastnotebook.app.database.vector_cache import store_changes
 from fastnotebook.app.domain import Note, Source, vector_search
 from fastnotebook.app.pipeline import EmbedOptions, embed, fake_model, ingest, stages
 from fastnotebook.app.pipeline.documents import discover, read_document, split_front_matter
 from fastnotebook.app.pipeline.progress import Progress, StageClock, format_rate, table
 from fastnotebook.app.pipeline.state import KINDS, TEXT_FIELD, Settings, chunking_fingerprint, plan
+from fastnotebook.app.pipeline.writer import Finished, execute, prepare
 from fastnotebook.chunking import (
     ContentType,
     chunk_texts,
@@ -142,6 +144,24 @@ def test_summary_table_and_progress_line() -> None:
     clock.add("model", 1.0)
     clock.add("chunk", 0.01)
     assert "model 1.00 s (50.0%)" in clock.breakdown(2.0) and "chunk 0.01" in clock.breakdown(2.0)
+
+
+def test_overlapping_measures_of_a_stage_count_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [0.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: now[0])
+    clock = StageClock()
+    first, second = clock.measure("write"), clock.measure("write")
+    first.__enter__()  # 0-3 and 1-5 overlap: busy 0-5
+    now[0] = 1.0
+    second.__enter__()
+    now[0] = 3.0
+    first.__exit__(None, None, None)
+    now[0] = 5.0
+    second.__exit__(None, None, None)
+    now[0] = 7.0
+    with clock.measure("write"):  # then 7-8
+        now[0] = 8.0
+    assert clock.seconds["write"] == 6.0
 
 
 class Terminal(io.StringIO):
@@ -532,16 +552,19 @@ async def test_stages_overlap(db: Database, fake: None, monkeypatch: pytest.Monk
     assert overlapping, "no write ran while the model worked"
 
 
-async def test_the_next_group_is_encoded_while_a_transaction_runs(
-    db: Database, fake: None, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("lanes", [1, 2])
+async def test_the_next_group_is_encoded_while_transactions_run(
+    db: Database, fake: None, monkeypatch: pytest.MonkeyPatch, lanes: int
 ) -> None:
-    """The write stage gathers and encodes the next group while a group's
-    transaction runs; the transactions themselves never overlap, and every
-    record is written once."""
+    """The write stage gathers and encodes the next group while transactions
+    run; up to ``write_lanes`` of them at once, never two on one lane, and
+    every record is written once."""
     for i in range(10):
         await Source(title=f"s{i}", full_text=paragraph(f"s{i}", 1)).save()
     events: list[str] = []
     sizes: list[int] = []
+    active: set[int] = set()
+    most = 0
     original_prepare, original_execute = stages.prepare, stages.execute
 
     def prepare(group: list[Any], settings: Settings) -> Any:
@@ -549,10 +572,15 @@ async def test_the_next_group_is_encoded_while_a_transaction_runs(
         sizes.append(len(group))
         return original_prepare(group, settings)
 
-    async def execute(db: Database, prepared: Any) -> None:
+    async def execute(db: Database, prepared: Any, lane: int = 0) -> None:
+        nonlocal most
+        assert lane not in active, "two transactions on one lane"
+        active.add(lane)
+        most = max(most, len(active))
         events.append("begin")
         await asyncio.sleep(0.05)
-        await original_execute(db, prepared)
+        await original_execute(db, prepared, lane)
+        active.discard(lane)
         events.append("end")
 
     async def slow_model(texts: list[str]) -> list[list[float]]:
@@ -562,13 +590,53 @@ async def test_the_next_group_is_encoded_while_a_transaction_runs(
     patch_model(monkeypatch, slow_model)
     monkeypatch.setattr(stages, "prepare", prepare)
     monkeypatch.setattr(stages, "execute", execute)
-    report = await embed(EmbedOptions(kinds=("source",), batch_size=1, read_items=2), db)
+    options = EmbedOptions(kinds=("source",), batch_size=1, read_items=2, write_lanes=lanes)
+    report = await embed(options, db)
     assert report.counts["source"].embedded == 10 and sum(sizes) == 10
-    assert [e for e in events if e != "prepare"] == ["begin", "end"] * len(sizes)
+    assert most == lanes
+    if lanes == 1:
+        assert [e for e in events if e != "prepare"] == ["begin", "end"] * len(sizes)
     assert any(e == "prepare" and events[i - 1] == "begin" for i, e in enumerate(events))
-    # What finished while a transaction ran went into the next group.
+    # What finished while transactions ran went into the next group.
     assert max(sizes) > 1
     assert await rows(db, "embedding_state") == 10
+    # Both lanes counted their own changes, and the rows are exact.
+    changes = await store_changes(db)
+    assert changes.rows == await rows(db, "source_embedding") > 0
+
+
+async def test_insights_and_notes_are_written_alone(
+    db: Database, fake: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A group of insights or notes (whose events count its changes on the
+    one shared row) never runs beside another transaction."""
+    for i in range(6):
+        source = Source(title=f"s{i}", full_text=paragraph(f"s{i}", 1))
+        await source.save()
+        await Note(title=f"n{i}", content=paragraph(f"n{i}", 1)).save()
+    active: list[str] = []
+    overlaps: list[list[str]] = []
+    original_execute = stages.execute
+
+    async def execute(db: Database, prepared: Any, lane: int = 0) -> None:
+        kind = "source" if "source_embedding" in prepared.sql else "pooled"
+        active.append(kind)
+        overlaps.append(list(active))
+        await asyncio.sleep(0.03)
+        await original_execute(db, prepared, lane)
+        active.remove(kind)
+
+    async def slow_model(texts: list[str]) -> list[list[float]]:
+        await asyncio.sleep(0.002)
+        return fake_model.hash_vectors(texts, 32).tolist()  # type: ignore[no-any-return]
+
+    patch_model(monkeypatch, slow_model)
+    monkeypatch.setattr(stages, "execute", execute)
+    report = await embed(EmbedOptions(batch_size=1, read_items=2, write_rows=2), db)
+    assert report.counts["source"].embedded == report.counts["note"].embedded == 6
+    assert ["pooled"] in overlaps and ["source", "source"] in overlaps
+    assert all(len(now) == 1 for now in overlaps if "pooled" in now), overlaps
+    assert (await store_changes(db)).rows == await rows(db, "source_embedding") + 6
 
 
 async def test_a_failed_transaction_stops_the_run_at_once(
@@ -589,7 +657,7 @@ async def test_a_failed_transaction_stops_the_run_at_once(
         await asyncio.sleep(0.05)
         return fake_model.hash_vectors(texts, 32).tolist()  # type: ignore[no-any-return]
 
-    async def execute(db: Database, prepared: Any) -> None:
+    async def execute(db: Database, prepared: Any, lane: int = 0) -> None:
         failed.set()
         raise RuntimeError("boom")
 
@@ -668,7 +736,7 @@ async def test_the_writer_counts_its_vector_changes_once_and_exactly(
     from fastnotebook.app.database import replace_source_chunks
     from fastnotebook.app.database.vector_cache import store_changes
     from fastnotebook.app.pipeline.state import Settings
-    from fastnotebook.app.pipeline.writer import Finished, write_group
+    from fastnotebook.app.pipeline.writer import Finished, execute, prepare, write_group
 
     async def stored_vectors() -> int:
         counts = await db.query_all(
@@ -709,6 +777,26 @@ async def test_the_writer_counts_its_vector_changes_once_and_exactly(
     # A writer that does not count itself is counted by the events.
     await replace_source_chunks(kept.id, ["one", "two", "three"], [[0.5] * 32] * 3)
     await check()
+    # The second lane counts as the first.
+    item = Finished(ids[0], "source", "h2", 1, ["c"], [[2.0] * 32], 0)
+    await execute(db, prepare([item], Settings("m", "c")), 1)
+    await check()
+
+
+async def test_without_its_lane_the_writer_is_counted_by_the_events(db: Database) -> None:
+    """A store that lost a lane's row still sees every write of that lane
+    change its token (the events count it), and its journal gets no delta."""
+    source = Source(title="s", full_text="x")
+    await source.save()
+    assert source.id
+    rid = RecordID("source", source.id.split(":")[1])
+    await db.query(f"DELETE {VECTOR_LANES[1]};")
+    before = (await store_changes(db)).token
+    item = Finished(rid, "source", "h", 1, ["a", "b"], [[1.0] * 32] * 2, 0)
+    await execute(db, prepare([item], Settings("m", "c")), 1)
+    after = await store_changes(db)
+    assert after.token != before
+    assert after.token and after.token.split("|")[0] != (before or "").split("|")[0]
 
 
 async def test_deleting_a_record_forgets_its_state(db: Database, fake: None) -> None:
@@ -828,7 +916,8 @@ async def test_planning_reads_the_texts_when_a_digest_is_missing(db: Database) -
 async def test_the_migration_computes_the_digests_of_existing_records() -> None:
     database = await Database(DatabaseSettings("mem://", auto_migrate=False)).open()
     try:
-        for version, migration in enumerate(MIGRATIONS[:-1], 1):
+        digests_at = next(n for n, m in enumerate(MIGRATIONS) if "TABLE IF NOT EXISTS text_d" in m)
+        for version, migration in enumerate(MIGRATIONS[:digests_at], 1):
             await database.query_all(
                 f"{migration}\nUPSERT fastnotebook_meta:schema SET version = {version};"
             )

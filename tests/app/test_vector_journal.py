@@ -4,6 +4,7 @@ deleted meanwhile and other writers; a gap or a torn record means a read."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -35,9 +36,10 @@ from fastnotebook.app.database.vector_journal import (
     append_delta,
     chain,
     read_journal,
+    split_tokens,
 )
 from fastnotebook.app.domain import Source
-from fastnotebook.app.pipeline import EmbedOptions, embed, fake_model, ingest
+from fastnotebook.app.pipeline import EmbedOptions, embed, fake_model, ingest, stages
 from fastnotebook.app.pipeline.state import Settings
 from fastnotebook.app.pipeline.writer import Finished, write_group
 from helpers.pipeline import paragraph, write_corpus
@@ -121,6 +123,42 @@ async def test_the_first_search_after_runs_reads_no_vector(
     # The run's end brought the saved snapshot up to date (and cleared the journal).
     assert not (folder / JOURNAL).exists()
     assert (await replayed(db, monkeypatch)) is not None
+    await assert_replay_equals_a_read(db, monkeypatch)
+
+
+async def test_transactions_in_flight_together_replay_to_the_stored_vectors(
+    db: Database, tmp_path: Path, fake: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Groups written two at a time, on both lanes, first into an empty
+    store and then re-embedding half the records: the run's end brings the
+    saved snapshot up to date from the journal, equal to a read."""
+    paths = write_corpus(tmp_path / "corpus", documents=8)
+    await ingest([tmp_path / "corpus"], db)
+    active: set[int] = set()
+    most = 0
+    original = stages.execute
+
+    async def overlapping(db: Database, prepared: Any, lane: int = 0) -> None:
+        nonlocal most
+        active.add(lane)
+        most = max(most, len(active))
+        await asyncio.sleep(0.02)
+        await original(db, prepared, lane)
+        active.discard(lane)
+
+    monkeypatch.setattr(stages, "execute", overlapping)
+    options = EmbedOptions(batch_size=2, write_rows=1)
+    await embed(options, db)
+    assert most == 2
+    folder = cache_folder(db)
+    assert folder is not None and not (folder / JOURNAL).exists()  # replayed and saved
+    await assert_replay_equals_a_read(db, monkeypatch)
+    for path in paths[::2]:
+        path.write_text(paragraph(path.stem, 2))
+    await ingest([tmp_path / "corpus"], db)
+    most = 0
+    assert (await embed(options, db)).embedded == 4
+    assert most == 2 and not (folder / JOURNAL).exists()
     await assert_replay_equals_a_read(db, monkeypatch)
 
 
@@ -210,36 +248,65 @@ def read_journal_all(data: bytes) -> list[Delta]:
     return list(_records(data))
 
 
-def delta(prev: str, next_: str, rows_before: int = 1) -> Delta:
+def delta(before: str, lane: int, next_: str, rows_before: int = 1) -> Delta:
+    """A delta without rows from the tokens ``before`` ("main|lane 1|lane 2")."""
     empty = np.zeros((0, 2), dtype=np.float32)
-    return Delta(prev, next_, rows_before, "source_embedding", [], [], empty)
+    return Delta(split_tokens(before), lane, next_, rows_before, "source_embedding", [], [], empty)
 
 
-def test_chain_walks_back_to_the_saved_token_or_an_empty_store() -> None:
-    a, b, c = delta("t0", "t1"), delta("t1", "t2"), delta("t2", "t3")
-    assert chain([c, a, b], "t3", "t0") == (False, [a, b, c])
-    assert chain([a, b, c], "t3", "t1") == (False, [b, c])
-    assert chain([a, b, c], "t1", "t1") == (False, [])
-    assert chain([a, c], "t3", "t0") is None  # a gap
-    assert chain([a, b, c], "t9", "t0") is None  # another writer came last
-    empty = delta("t1", "t2", rows_before=0)
-    assert chain([a, empty, c], "t3", None) == (True, [empty, c])
-    assert chain([a, b, c], "t3", None) is None
-    loop = [delta("x", "y"), delta("y", "x")]
-    assert chain(loop, "x", "z") is None
+def test_chain_follows_each_lane_from_the_saved_tokens() -> None:
+    a, b, c = delta("m|a0|b0", 1, "a1"), delta("m|a1|b0", 1, "a2"), delta("m|a2|b0", 2, "b1")
+    assert chain([a, b, c], "m|a2|b1", "m|a0|b0") == (False, [a, b, c])
+    assert chain([a, b, c], "m|a2|b1", "m|a1|b0") == (False, [b, c])
+    assert chain([a, b, c], "m|a0|b0", "m|a0|b0") == (False, [])
+    # A transaction that committed after the token was read stays out.
+    assert chain([a, b, c], "m|a1|b0", "m|a0|b0") == (False, [a])
+    assert chain([a, c], "m|a2|b1", "m|a0|b0") is None  # a gap
+    assert chain([a, b, c], "n|a2|b1", "m|a0|b0") is None  # another writer came last
+    assert chain([a, b, c], "m|a2|b9", "m|a0|b0") is None  # a lost append
+
+
+def test_transactions_in_flight_together_chain_in_either_order() -> None:
+    # Both saw the same tokens; each advanced its own lane.
+    first, second = delta("m|a0|b0", 1, "a1"), delta("m|a0|b0", 2, "b1")
+    then = delta("m|a1|b1", 1, "a2")
+    for journal in ([first, second, then], [second, first, then]):
+        assert chain(journal, "m|a2|b1", "m|a0|b0") == (False, journal)
+
+
+def test_a_transaction_that_began_after_another_committed_comes_after_it() -> None:
+    # `later` saw lane 1 at a1: it began after `first` committed, and may
+    # remove what `first` added, even if its append came first.
+    first, later = delta("m|a0|b0", 1, "a1"), delta("m|a1|b0", 2, "b1")
+    assert chain([later, first], "m|a1|b1", "m|a0|b0") == (False, [first, later])
+    assert chain([later], "m|a0|b1", "m|a0|b0") is None
+
+
+def test_chain_starts_from_an_empty_store() -> None:
+    first = delta("m|a0|b0", 1, "a1", rows_before=0)
+    second = delta("m|a0|b0", 2, "b1", rows_before=0)
+    then = delta("m|a1|b1", 1, "a2")
+    assert chain([first, second, then], "m|a2|b1", None) == (True, [first, second, then])
+    assert chain([first, then], "m|a2|b1", None) is None  # the second was never appended
+    assert chain([delta("m|a0|b0", 1, "a1")], "m|a1|b0", None) is None  # not from empty
+    # A token of another shape (an older format) is never followed.
+    assert chain([delta("m", 0, "n", rows_before=0)], "m|a0|b0", None) is None
 
 
 def test_a_delta_survives_the_round_trip(tmp_path: Path) -> None:
     added = np.asarray(np.arange(6).reshape(2, 3) / 7, dtype=np.float32)
-    written = Delta("p", "n", 4, "source_embedding", ["a:⟨é⟩"], ["x:1", "x:2"], added)
+    before = ("m", "p", "q")
+    written = Delta(before, 1, "n", 4, "source_embedding", ["a:⟨é⟩"], ["x:1", "x:2"], added)
     append_delta(tmp_path, written)
-    append_delta(tmp_path, delta("n", "m"))
+    append_delta(tmp_path, delta("m|n|q", 1, "o"))
     first, second = read_journal(tmp_path)
-    assert (first.prev, first.next, first.rows_before, first.removed, first.added_ids) == (
-        "p",
-        "n",
-        4,
-        ["a:⟨é⟩"],
-        ["x:1", "x:2"],
-    )
-    assert np.array_equal(first.added, added) and second.next == "m"
+    assert (first.before, first.prev, first.next, first.rows_before) == (before, "p", "n", 4)
+    assert (first.removed, first.added_ids) == (["a:⟨é⟩"], ["x:1", "x:2"])
+    assert np.array_equal(first.added, added) and second.next == "o"
+
+
+def test_a_record_with_a_lane_out_of_range_ends_the_journal(tmp_path: Path) -> None:
+    append_delta(tmp_path, delta("m|a|b", 1, "c"))
+    append_delta(tmp_path, delta("m|c|b", 3, "d"))
+    append_delta(tmp_path, delta("m|c|b", 2, "e"))
+    assert [d.next for d in read_journal(tmp_path)] == ["c"]

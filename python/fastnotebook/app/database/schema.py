@@ -40,7 +40,11 @@ __all__ = [
     "TEXT_DIGEST",
     "TEXT_FIELDS",
     "VECTOR_CHANGES",
+    "VECTOR_COUNTERS",
+    "VECTOR_LANES",
+    "VECTOR_ROWS",
     "VECTOR_TABLES",
+    "VECTOR_TOKEN",
     "drop_vector_indexes",
     "ensure_search_indexes",
     "ensure_vector_indexes",
@@ -174,6 +178,26 @@ VECTOR_TABLES = ("source_embedding", "source_insight", "note")
 # keeps `rows`, the number of stored vectors, exact.
 VECTOR_CHANGES = f"{META}:vector_changes"
 
+# The bulk writer's own counters, one per transaction it keeps in flight at
+# once: two transactions that updated one row would conflict, so each
+# updates its lane's (token and rows as above), and the store's vectors are
+# as of all three tokens (``VECTOR_COUNTERS``, in this order). Events and
+# every other writer keep using ``VECTOR_CHANGES``.
+VECTOR_LANES = (f"{META}:vector_lane_1", f"{META}:vector_lane_2")
+VECTOR_COUNTERS = (VECTOR_CHANGES, *VECTOR_LANES)
+
+# The store's vector token, the counters' tokens joined with "|" (empty for a
+# lane the store lacks; NONE without the main counter), and the number of
+# stored vectors: SurrealQL expressions, so that every reader and the writer
+# get the same strings.
+VECTOR_TOKEN = "(IF {main}.token = NONE THEN NONE ELSE array::join([{parts}], '|') END)".format(
+    main=VECTOR_CHANGES,
+    parts=", ".join(f"<string> ({counter}.token ?? '')" for counter in VECTOR_COUNTERS),
+)
+VECTOR_ROWS = "math::sum([{}])".format(
+    ", ".join(f"({counter}.rows ?? 0)" for counter in VECTOR_COUNTERS)
+)
+
 # A writer that updates the counter itself, once for its whole transaction,
 # sets this parameter: the per-row events then stand aside (they were a
 # quarter of the bulk writer's time). Every other writer is still counted.
@@ -285,6 +309,11 @@ DEFINE TABLE IF NOT EXISTS {TEXT_DIGEST} SCHEMALESS;
 DEFINE INDEX IF NOT EXISTS {TEXT_DIGEST}_by_kind ON TABLE {TEXT_DIGEST} FIELDS kind;
 """ + "".join(_keep_digest(table, field) for table, field in TEXT_FIELDS.items())
 
+_VECTOR_LANES = "\n".join(
+    f"UPSERT {lane} SET changes = 0, token = rand::uuid(), rows = 0 RETURN NONE;"
+    for lane in VECTOR_LANES
+)
+
 # Migration n (1-based) is MIGRATIONS[n - 1]. Append only.
 MIGRATIONS: tuple[str, ...] = (
     _CORE,
@@ -295,6 +324,7 @@ MIGRATIONS: tuple[str, ...] = (
     _WRITERS_COUNT_THEMSELVES,
     _COUNTED_FIRST,
     _TEXT_DIGESTS,
+    _VECTOR_LANES,
 )
 
 

@@ -7,12 +7,13 @@ norms and their 8-bit sketches (``_core.sketch_rows``: the exact search
 reads the full rows of only the few candidates the sketches leave). It is
 always read from the database, never the source of truth:
 
-- It is keyed by the token of ``fastnotebook_meta:vector_changes``, which
-  the database's own events replace in every transaction that adds, removes
-  or changes a vector, whatever code writes it (see
-  ``schema.VECTOR_CHANGES``). The vectors are read in pages between two
-  reads of the token, and again if it changed, so a snapshot is exactly
-  the store as of its token.
+- It is keyed by the store's vector token (``schema.VECTOR_TOKEN``: the
+  tokens of ``fastnotebook_meta:vector_changes``, which the database's own
+  events replace in every transaction that adds, removes or changes a
+  vector, whatever code writes it, and of the bulk writer's lanes, which
+  its transactions replace; see ``schema.VECTOR_COUNTERS``). The vectors
+  are read in pages between two reads of the token, and again if it
+  changed, so a snapshot is exactly the store as of its token.
 - Before each use the current token is read (one small query); a snapshot
   with another token is stale and never used.
 - It is kept in memory, per open ``Database``, and for an on-disk embedded
@@ -33,6 +34,7 @@ figures and ``domain.search`` for how the search mode weighs that cost.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -49,8 +51,13 @@ from surrealdb.data.cbor import decode as cbor_decode
 
 from fastnotebook import _core
 from fastnotebook.app.database.connection import Database
-from fastnotebook.app.database.schema import VECTOR_CHANGES, VECTOR_TABLES
-from fastnotebook.app.database.vector_journal import JOURNAL, chain, clear_journal, read_journal
+from fastnotebook.app.database.schema import VECTOR_ROWS, VECTOR_TABLES, VECTOR_TOKEN
+from fastnotebook.app.database.vector_journal import (
+    JOURNAL,
+    chain,
+    clear_journal,
+    read_journal,
+)
 
 __all__ = [
     "StoreChanges",
@@ -132,16 +139,15 @@ _snapshots: weakref.WeakKeyDictionary[Database, VectorSnapshot] = weakref.WeakKe
 async def store_changes(db: Database) -> StoreChanges:
     """The current change token, row estimate, dimension and whether the
     indexes exist (one request)."""
-    row, vectors = await db.query_all(
-        f"SELECT token, rows FROM ONLY {VECTOR_CHANGES};\n"
+    token, rows, vectors = await db.query_all(
+        f"RETURN {VECTOR_TOKEN};\nRETURN {VECTOR_ROWS};\n"
         "SELECT dimension, indexed FROM ONLY fastnotebook_meta:vectors;"
     )
-    row = row if isinstance(row, dict) else {}
     vectors = vectors if isinstance(vectors, dict) else {}
-    token, dimension = row.get("token"), vectors.get("dimension")
+    dimension = vectors.get("dimension")
     return StoreChanges(
         token=None if token is None else str(token),
-        rows=int(row.get("rows") or 0),
+        rows=int(rows or 0),
         dimension=None if dimension is None else int(dimension),
         # A dimension recorded before `indexed` existed came with its indexes.
         indexed=dimension is not None and vectors.get("indexed") is not False,
@@ -273,10 +279,7 @@ async def _read_whole(db: Database, dimension: int) -> VectorSnapshot:
         "WHERE embedding != NONE AND array::len(embedding) = $dim;"
         for table in VECTOR_TABLES
     )
-    sql = (
-        f"BEGIN TRANSACTION;\nSELECT VALUE token FROM ONLY {VECTOR_CHANGES};\n"
-        f"{selects}\nCOMMIT TRANSACTION;"
-    )
+    sql = f"BEGIN TRANSACTION;\n{VECTOR_TOKEN};\n{selects}\nCOMMIT TRANSACTION;"
     params = {"dim": dimension}
     data = await db.query_response_bytes(sql, params)
     if data is not None and (snapshot := _read_response(data, dimension)) is not None:
@@ -353,7 +356,9 @@ def _save_files(folder: Path, snapshot: VectorSnapshot) -> None:
     if snapshot.token is None:
         return
     folder.mkdir(parents=True, exist_ok=True)
-    stem = snapshot.token.replace("-", "")[:16]
+    # Named after the whole token: a new snapshot never writes over the
+    # files the current manifest names.
+    stem = hashlib.sha256(snapshot.token.encode("utf-8")).hexdigest()[:16]
     files = {}
     for table, data in snapshot.tables.items():
         name = f"{table}-{stem}"

@@ -2,20 +2,25 @@
 exact-search cache so that the first search after a run does not read every
 vector back from the database.
 
-Each transaction of the writer that changes vectors sets the change token
-(``schema.VECTOR_CHANGES``) to a token of its own choosing and reads, in the
-same transaction, the token it replaces and the number of vectors stored
-before it. After the commit it appends one ``Delta`` to ``journal.bin`` in
-the cache folder: that transition (``prev`` to ``next``), the rows it
-removed and the rows it added (their ids, chosen by the writer, and their
-vectors). A snapshot of the vectors as of ``prev`` plus the delta is exactly
-the store as of ``next``.
+The store's vectors are as of the tokens of its change counters
+(``schema.VECTOR_COUNTERS``: the one every other writer's events update,
+and one per lane of the bulk writer, which keeps up to one transaction in
+flight per lane). Each transaction of the writer that changes vectors sets
+its lane's token to one of its own choosing and reads, in the same
+transaction, the tokens it saw (``before``) and the number of vectors
+stored then. After the commit it appends one ``Delta`` to ``journal.bin``
+in the cache folder: its lane's transition (``prev`` to ``next``), the rows
+it removed and the rows it added (their ids, chosen by the writer, and
+their vectors). Transactions in flight together write rows of different
+records, so their deltas apply in either order; one that starts after
+another has committed is appended after it.
 
-``vector_cache`` replays the journal backwards from the database's current
-token to the saved snapshot's token, or to a delta written on an empty
-store. Any gap (another writer, a process killed between a commit and its
-append, a torn last record) makes the replay fail, and the snapshot is read
-from the database as before: the journal is never the source of truth.
+``vector_cache`` replays the journal forward, in append order, from the
+saved snapshot's tokens (or from the tokens a delta saw on an empty store)
+and uses the result only if it reaches every current token. Any gap
+(another writer, a process killed between a commit and its append, a torn
+last record) leaves a token unreached, and the snapshot is read from the
+database as before: the journal is never the source of truth.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from __future__ import annotations
 import json
 import os
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +36,16 @@ import numpy as np
 import numpy.typing as npt
 from loguru import logger
 
-__all__ = ["JOURNAL", "Delta", "append_delta", "chain", "clear_journal", "read_journal"]
+__all__ = [
+    "JOURNAL",
+    "Delta",
+    "append_delta",
+    "chain",
+    "clear_journal",
+    "join_tokens",
+    "read_journal",
+    "split_tokens",
+]
 
 JOURNAL = "journal.bin"
 
@@ -44,24 +58,39 @@ _LENGTH = struct.Struct("<I")
 class Delta:
     """One committed transaction's change to a vector table."""
 
-    prev: str
-    next: str
-    rows_before: int  # vectors stored (all tables) before the transaction
+    before: tuple[str, ...]  # the counters' tokens it saw (VECTOR_COUNTERS order)
+    lane: int  # the counter it advanced: an index into ``before``
+    next: str  # that counter's token after it
+    rows_before: int  # vectors stored (all tables) as of ``before``
     table: str
     removed: list[str]
     added_ids: list[str]
     added: npt.NDArray[np.float32]  # (len(added_ids), dimension)
 
     @property
+    def prev(self) -> str:
+        return self.before[self.lane]
+
+    @property
     def dimension(self) -> int:
         return int(self.added.shape[1])
+
+
+def join_tokens(tokens: Sequence[str]) -> str:
+    """The counters' tokens as the one string a snapshot is keyed by."""
+    return "|".join(tokens)
+
+
+def split_tokens(token: str) -> tuple[str, ...]:
+    return tuple(token.split("|"))
 
 
 def _encode(delta: Delta) -> bytes:
     matrix = np.ascontiguousarray(delta.added, dtype="<f4")
     header = json.dumps(
         {
-            "prev": delta.prev,
+            "before": list(delta.before),
+            "lane": delta.lane,
             "next": delta.next,
             "rows_before": delta.rows_before,
             "table": delta.table,
@@ -96,12 +125,15 @@ def _records(data: bytes) -> Iterator[Delta]:
         try:
             header = json.loads(data[start : start + size].decode("utf-8", "surrogatepass"))
             rows, dimension = (int(n) for n in header["shape"])
+            if not 0 <= int(header["lane"]) < len(header["before"]):
+                return
             body = rows * dimension * 4
             if start + size + body > len(data):
                 return  # torn by a crash: what follows is unknown
             added = np.frombuffer(data, "<f4", rows * dimension, start + size)
             yield Delta(
-                prev=str(header["prev"]),
+                before=tuple(str(t) for t in header["before"]),
+                lane=int(header["lane"]),
                 next=str(header["next"]),
                 rows_before=int(header["rows_before"]),
                 table=str(header["table"]),
@@ -128,20 +160,51 @@ def clear_journal(folder: Path) -> None:
 
 
 def chain(deltas: list[Delta], token: str, base: str | None) -> tuple[bool, list[Delta]] | None:
-    """The deltas that lead to ``token``, oldest first, from ``base`` (the
-    saved snapshot's token; None: no snapshot), or from a delta written on
-    an empty store: ``(from_empty, deltas)``. None if there is a gap."""
-    by_next = {d.next: d for d in deltas}
-    found: list[Delta] = []
-    current = token
-    for _ in range(len(deltas) + 1):
-        if current == base:
-            return False, found[::-1]
-        delta = by_next.get(current)
-        if delta is None:
-            return None
-        found.append(delta)
-        if delta.rows_before == 0:
-            return True, found[::-1]
-        current = delta.prev
+    """The deltas that lead to ``token`` (``join_tokens``) from ``base`` (the
+    saved snapshot's token; None: no snapshot), or from the tokens a delta
+    saw on an empty store, in an order they can be applied in:
+    ``(from_empty, deltas)``. None if no start leads there (a gap, or
+    another writer)."""
+    target = split_tokens(token)
+    starts = [(False, split_tokens(base))] if base is not None else []
+    starts += [(True, d.before) for d in deltas if d.rows_before == 0]
+    for from_empty, start in starts:
+        steps = _follow(deltas, start, target)
+        if steps is not None:
+            return from_empty, steps
     return None
+
+
+def _follow(
+    deltas: list[Delta], start: tuple[str, ...], target: tuple[str, ...]
+) -> list[Delta] | None:
+    if len(start) != len(target):
+        return None  # a token of another format
+    state = list(start)
+    seen = [{t} for t in start]  # each counter's tokens so far
+    steps: list[Delta] = []
+    pending = [d for d in deltas if len(d.before) == len(target)]
+    progress = True
+    while progress:
+        # Tokens are random: a delta applies once its lane is at the token
+        # it was written from and every token it saw has been passed (a
+        # transaction that began after another committed comes after it,
+        # whatever the order of their appends), and only up to the target
+        # (a transaction that committed after ``token`` was read may be
+        # appended already).
+        progress, waiting = False, []
+        for delta in pending:
+            lane = delta.lane
+            if (
+                state[lane] == delta.prev
+                and state[lane] != target[lane]
+                and all(t in known for t, known in zip(delta.before, seen, strict=True))
+            ):
+                state[lane] = delta.next
+                seen[lane].add(delta.next)
+                steps.append(delta)
+                progress = True
+            else:
+                waiting.append(delta)
+        pending = waiting
+    return steps if tuple(state) == target else None

@@ -40,11 +40,15 @@ def format_rate(nbytes: float, seconds: float) -> str:
 
 
 class StageClock:
-    """Busy seconds per stage; stages overlap, so they may add up to more than the wall time."""
+    """Busy seconds per stage; stages overlap, so they may add up to more
+    than the wall time. Measures of one stage that overlap (two write
+    transactions in flight) count their shared time once."""
 
     def __init__(self) -> None:
         self.seconds: defaultdict[str, float] = defaultdict(float)
         self._lock = threading.Lock()
+        self._open: defaultdict[str, int] = defaultdict(int)  # measures under way
+        self._since: dict[str, float] = {}  # when the stage's current busy time began
 
     def add(self, stage: str, seconds: float) -> None:
         with self._lock:
@@ -52,11 +56,17 @@ class StageClock:
 
     @contextmanager
     def measure(self, stage: str) -> Iterator[None]:
-        start = time.perf_counter()
+        with self._lock:
+            if not self._open[stage]:
+                self._since[stage] = time.perf_counter()
+            self._open[stage] += 1
         try:
             yield
         finally:
-            self.add(stage, time.perf_counter() - start)
+            with self._lock:
+                self._open[stage] -= 1
+                if not self._open[stage]:
+                    self.seconds[stage] += time.perf_counter() - self._since.pop(stage)
 
     def total(self, stages: Sequence[str]) -> float:
         return sum(self.seconds.get(s, 0.0) for s in stages)

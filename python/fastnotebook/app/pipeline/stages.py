@@ -20,8 +20,9 @@ run at the same time, joined by bounded queues:
   batches finish in any order, a record is finished when its last chunk
   has its vector;
 - write: finished records in groups of up to ``write_rows`` rows, one
-  transaction per group (``fastnotebook.app.pipeline.writer``) and one at
-  a time; the next group is gathered and encoded while a transaction runs.
+  transaction per group (``fastnotebook.app.pipeline.writer``), up to
+  ``write_lanes`` of them at once (sources only, on a store that allows it);
+  the next group is gathered and encoded while transactions run.
 
 The queues hold at most a few read batches, so memory does not grow with the
 corpus. A batch that fails after its retries is retried record by record,
@@ -43,7 +44,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum, auto
 from typing import Any, Literal, NamedTuple
@@ -83,7 +84,7 @@ from fastnotebook.app.pipeline.state import (
     plan,
 )
 from fastnotebook.app.pipeline.vector_index import RunVectors, mixed_dimensions
-from fastnotebook.app.pipeline.writer import Finished, Prepared, execute, prepare
+from fastnotebook.app.pipeline.writer import LANES, Finished, Prepared, execute, lanes_for, prepare
 from fastnotebook.chunking import ContentType, chunk_texts, get_chunking_config
 from fastnotebook.errors import DatabaseOperationError
 
@@ -102,6 +103,10 @@ class EmbedOptions:
     # Rows per write transaction: the engine's cost per transaction makes
     # 512 about 15% faster than 128 for the same rows (docs/performance.md).
     write_rows: int = 512
+    # Transactions of sources' chunks in flight at once, up to one per lane
+    # of the writer (``writer.LANES``) where the store allows it
+    # (``writer.lanes_for``): the engine then inserts on two cores.
+    write_lanes: int = 2
     queue_batches: int = 2  # read batches waiting between stages
     finished_items: int = 32  # records waiting to be written
     concurrency: int = 0  # model calls in flight; 0: 1 in-process, 8 over HTTP
@@ -129,6 +134,8 @@ class EmbedOptions:
             raise ValueError(f"stage_batches must be 0 or more, got {self.stage_batches}")
         if not 0 <= self.stage_after < float("inf"):
             raise ValueError(f"stage_after must be 0 or more seconds, got {self.stage_after}")
+        if not 1 <= self.write_lanes <= len(LANES):
+            raise ValueError(f"write_lanes must be 1 to {len(LANES)}, got {self.write_lanes}")
         if self.write_rows < 1:
             raise ValueError(f"write_rows must be 1 or more, got {self.write_rows}")
         if self.concurrency < 0:
@@ -395,28 +402,29 @@ class _Run:
                 await dispatch()
 
     async def write(self, inp: asyncio.Queue[Finished | None]) -> None:
-        # One transaction at a time; while it runs, the next group is
+        # A transaction per group; while they run, the next group is
         # gathered and encoded, so that the database does not wait on Python
-        # between two transactions. A transaction that fails ends the wait
-        # at once.
+        # between two transactions. Groups of sources run up to one per lane
+        # at once (``writer.lanes_for``: the engine inserts on every core);
+        # a group of insights or notes runs alone (their events count its
+        # changes on one row). A transaction that fails ends the wait at once.
+        lanes = min(self.options.write_lanes, await lanes_for(self.db))
+        running: dict[asyncio.Task[None], tuple[int, bool]] = {}  # task: (lane, alone)
         carry: Finished | None = None
         ended = False
-        running: asyncio.Task[None] | None = None
         try:
             while not ended:
                 first, carry = carry, None
                 if first is None:
-                    got = await _next_while(running, inp)
-                    if got is _Next.NOTHING_YET:
-                        if running is not None:
-                            await running  # its error, if any, now
-                        got = await inp.get()
-                    first = got
+                    first = await _first(running, inp)
                 if first is None:
                     break
+                alone = first.kind != "source"
                 group, rows = [first], first.rows
                 while rows < self.options.write_rows:
-                    nxt = await _next_while(running, inp)
+                    # Wait for more only while no transaction could start.
+                    busy = alone or len(running) >= lanes or _any_alone(running)
+                    nxt = await _next_while(set(running) if busy else set(), inp)
                     if nxt is _Next.NOTHING_YET:
                         break
                     if nxt is None:
@@ -428,18 +436,22 @@ class _Run:
                     group.append(nxt)
                     rows += nxt.rows
                 prepared = self._prepare(group)
-                if running is not None:
-                    await running
-                running = asyncio.create_task(self._write(group, prepared))
-            if running is not None:
-                await running
+                while running and (alone or len(running) >= lanes or _any_alone(running)):
+                    await _reap(running)
+                lane = min(set(range(lanes)) - {lane for lane, _ in running.values()})
+                task = asyncio.create_task(self._write(group, prepared, lane))
+                running[task] = (lane, alone)
+            while running:
+                await _reap(running)
         except BaseException as error:
-            # A transaction under way is cancelled only with the run (a
-            # second Ctrl-C); otherwise it finishes before the error goes on.
-            if running is not None and not running.done():
+            # Transactions under way are cancelled only with the run (a
+            # second Ctrl-C); otherwise they finish before the error goes on.
+            if running:
                 if isinstance(error, asyncio.CancelledError):
-                    running.cancel()
-                await asyncio.wait({running})
+                    for task in running:
+                        task.cancel()
+                await asyncio.wait(running)
+                _retrieved(running)
             raise
 
     # --- helpers ------------------------------------------------------------
@@ -654,7 +666,10 @@ class _Run:
             return e
 
     async def _write(
-        self, group: list[Finished], prepared: Prepared | DatabaseOperationError | None = None
+        self,
+        group: list[Finished],
+        prepared: Prepared | DatabaseOperationError | None = None,
+        lane: int = 0,
     ) -> None:
         if prepared is None:
             prepared = self._prepare(group)
@@ -667,7 +682,7 @@ class _Run:
         if isinstance(prepared, Prepared):
             try:
                 with self.clock.measure("write"):
-                    await execute(self.db, prepared)
+                    await execute(self.db, prepared, lane)
             except DatabaseOperationError as e:
                 error = e
         if error is not None:
@@ -676,7 +691,7 @@ class _Run:
                 return
             # Record by record, so that a bad one fails alone.
             for item in group:
-                await self._write([item])
+                await self._write([item], lane=lane)
             return
         faults.checkpoint("written")
         for item in group:
@@ -706,18 +721,18 @@ class _Next(Enum):
 
 
 async def _next_while(
-    running: asyncio.Task[None] | None, queue: asyncio.Queue[Finished | None]
+    running: set[asyncio.Task[None]], queue: asyncio.Queue[Finished | None]
 ) -> Finished | Literal[_Next.NOTHING_YET] | None:
-    """The queue's next item if it has one, or if one comes while ``running``
-    is still running; otherwise ``_Next.NOTHING_YET``."""
+    """The queue's next item if it has one, or if one comes before any of
+    ``running`` ends; otherwise ``_Next.NOTHING_YET``."""
     try:
         return queue.get_nowait()
     except asyncio.QueueEmpty:
-        if running is None or running.done():
+        if not running or any(task.done() for task in running):
             return _Next.NOTHING_YET
     getter = asyncio.ensure_future(queue.get())
     try:
-        await asyncio.wait({getter, running}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait({getter, *running}, return_when=asyncio.FIRST_COMPLETED)
     except asyncio.CancelledError:
         getter.cancel()
         raise
@@ -726,6 +741,42 @@ async def _next_while(
         getter.cancel()
         await asyncio.wait({getter})
     return _Next.NOTHING_YET if getter.cancelled() else getter.result()
+
+
+async def _first(
+    running: dict[asyncio.Task[None], tuple[int, bool]], queue: asyncio.Queue[Finished | None]
+) -> Finished | None:
+    """The queue's next item, reaping the transactions that end meanwhile
+    (the first error among them is raised at once)."""
+    while True:
+        got = await _next_while(set(running), queue)
+        if got is not _Next.NOTHING_YET:
+            return got
+        if not running:
+            return await queue.get()
+        await _reap(running)
+
+
+async def _reap(running: dict[asyncio.Task[None], tuple[int, bool]]) -> None:
+    """Wait for one of ``running`` to end (or take those that have) and
+    forget them; raises the error of a failed one."""
+    done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+    for task in done:
+        del running[task]
+    _retrieved(done)
+    for task in done:
+        task.result()
+
+
+def _retrieved(tasks: Iterable[asyncio.Task[None]]) -> None:
+    """Mark the errors of ended ``tasks`` as seen (the caller raises one)."""
+    for task in tasks:
+        if task.done() and not task.cancelled():
+            task.exception()
+
+
+def _any_alone(running: dict[asyncio.Task[None], tuple[int, bool]]) -> bool:
+    return any(alone for _, alone in running.values())
 
 
 def _cancel_all_on_error(tasks: list[asyncio.Task[None]]) -> None:

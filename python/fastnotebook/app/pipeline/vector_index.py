@@ -4,6 +4,7 @@ before the first vectors of a model are written."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from loguru import logger
@@ -104,14 +105,17 @@ class RunVectors:
         self.db, self.refuse, self.index = db, refuse, index
         self.dimension: int | None = None
         self.deferred = False
+        # Writes in flight together wait for the first to prepare the store.
+        self.preparing = asyncio.Lock()
 
     async def before_write(self, dimension: int) -> None:
-        if self.dimension == dimension:
-            return
-        self.dimension = dimension
-        self.deferred = not await ensure_vector_dimension(
-            self.db, dimension, self.refuse, index=False
-        )
+        async with self.preparing:
+            if self.dimension == dimension:
+                return
+            self.deferred = not await ensure_vector_dimension(
+                self.db, dimension, self.refuse, index=False
+            )
+            self.dimension = dimension
 
     async def finish(self) -> None:
         """Record the dimension if that had to wait for the last vector of

@@ -20,8 +20,9 @@ only when a record of the group is gone. Where the time goes, and the
 engine's floor these writes are measured against: docs/SCALING.md.
 
 The chunk rows get their ids from the writer, and a transaction that
-changes vectors sets the change token to one of the writer's own and
-returns the one it replaced, the rows it deleted and the records still
+changes vectors sets its lane's change token (``LANES``: a caller keeps up
+to one transaction in flight on each) to one of the writer's own and
+returns the tokens it saw, the rows it deleted and the records still
 there: for an on-disk database the writer then appends what it changed to
 the exact-search cache's journal (``fastnotebook.app.database.vector_journal``),
 so that the first search after a run reads no vector back.
@@ -40,15 +41,22 @@ import numpy as np
 from fastnotebook._core import encode_chunk_rows, encode_vector_rows
 from fastnotebook.app.database import Database, RecordID
 from fastnotebook.app.database.encoded import Encoded, encode_value
-from fastnotebook.app.database.schema import COUNTED, TEXT_DIGEST, VECTOR_CHANGES
+from fastnotebook.app.database.schema import (
+    COUNTED,
+    TEXT_DIGEST,
+    VECTOR_COUNTERS,
+    VECTOR_LANES,
+    VECTOR_ROWS,
+    VECTOR_TOKEN,
+)
 from fastnotebook.app.database.vector_cache import cache_folder
-from fastnotebook.app.database.vector_journal import Delta, append_delta
+from fastnotebook.app.database.vector_journal import Delta, append_delta, split_tokens
 from fastnotebook.app.pipeline.provider import Vector
 from fastnotebook.app.pipeline.staging import CLEAR
 from fastnotebook.app.pipeline.state import Kind, Settings, state_id
 from fastnotebook.errors import DatabaseOperationError
 
-__all__ = ["Finished", "Prepared", "execute", "prepare", "write_group"]
+__all__ = ["LANES", "Finished", "Prepared", "execute", "lanes_for", "prepare", "write_group"]
 
 
 @dataclass
@@ -75,10 +83,11 @@ _WRITTEN = "fastnotebook_written"
 CHUNKS = "source_embedding"
 
 # The per-row events that keep the vector change counter (see the schema's
-# VECTOR_CHANGES) stand aside for this transaction, which updates the
-# counter once: added rows minus the rows it deletes.
-_COUNT = f"""UPDATE {VECTOR_CHANGES} SET changes += 1, token = $next_token,
-        rows += {{added}} - array::len($gone) RETURN NONE;"""
+# VECTOR_CHANGES) stand aside for this transaction, which updates its lane's
+# counter once (see the schema's VECTOR_LANES): added rows minus the rows it
+# deletes. On a store without that lane the events count as for any writer.
+_COUNT = """UPDATE $lane SET changes += 1, token = $next_token,
+        rows += {added} - array::len($gone) RETURN NONE;"""
 
 # The records of the group that still exist. A record is read whole, text
 # included, so its small digest row (kept by events in the transaction that
@@ -90,8 +99,9 @@ _LIVE = f"""LET $live = array::filter($ids,
 # The last statement before COMMIT returns what the journal needs.
 _SOURCES = f"""
 BEGIN TRANSACTION;
-LET ${COUNTED} = true;
-LET $before = (SELECT token, rows FROM ONLY {VECTOR_CHANGES});
+LET ${COUNTED} = record::exists($lane);
+LET $before = {VECTOR_TOKEN};
+LET $rows_before = {VECTOR_ROWS};
 {_LIVE}
 LET $gone = SELECT VALUE id FROM source_embedding WHERE source IN $live;
 IF array::len($gone) > 0 {{ DELETE $gone RETURN NONE; }};
@@ -106,7 +116,7 @@ IF array::len($live) = array::len($ids) {{
 INSERT INTO embedding_state (SELECT * FROM $states WHERE record IN $live)
     ON DUPLICATE KEY UPDATE content_hash = $input.content_hash, model = $input.model,
     chunking = $input.chunking, epoch = $input.epoch, chunks = $input.chunks RETURN NONE;
-{{ {_WRITTEN}: true, prev: $before.token, rows: $before.rows, gone: $gone, live: $live }};
+{{ {_WRITTEN}: ${COUNTED}, before: $before, rows: $rows_before, gone: $gone, live: $live }};
 COMMIT TRANSACTION;
 """
 
@@ -226,13 +236,15 @@ def _statement(group: Sequence[Finished]) -> Prepared:
     return Prepared(_POOLED, {"ids": ids, "rows": rows, "cleared": cleared})
 
 
-def _journal(db: Database, write: Prepared, results: list[Any]) -> None:
+def _journal(db: Database, write: Prepared, lane: int, results: list[Any]) -> None:
     """Append what a committed chunk transaction changed to the journal of
     ``db``'s exact-search cache (on-disk databases only)."""
     folder = cache_folder(db)
     written = next((r for r in reversed(results) if isinstance(r, dict) and _WRITTEN in r), None)
-    if folder is None or written is None or write.vectors is None or written["prev"] is None:
-        return  # no cache folder, or no change counter (someone else's schema)
+    if folder is None or written is None or write.vectors is None:
+        return
+    if written[_WRITTEN] is not True or written["before"] is None:
+        return  # no lane or no change counter (someone else's schema): events counted
     live = {str(i) for i in written["live"]}
     complete = len(live) == len({str(i) for i in write.params["ids"]})
     gone = [str(i) for i in written["gone"]]
@@ -245,7 +257,8 @@ def _journal(db: Database, write: Prepared, results: list[Any]) -> None:
     append_delta(
         folder,
         Delta(
-            prev=str(written["prev"]),
+            before=split_tokens(str(written["before"])),
+            lane=VECTOR_COUNTERS.index(VECTOR_LANES[lane]),
             next=str(write.params["next_token"]),
             rows_before=int(written["rows"] or 0),
             table=CHUNKS,
@@ -256,14 +269,49 @@ def _journal(db: Database, write: Prepared, results: list[Any]) -> None:
     )
 
 
-async def execute(db: Database, write: Prepared) -> None:
-    """Run a prepared transaction. ``DatabaseOperationError`` if it fails."""
-    results = await db.query_all(write.sql, write.params)
-    _journal(db, write, results)
+# The bulk writer's lanes (``schema.VECTOR_LANES``): one transaction in
+# flight on each at most.
+LANES = tuple(RecordID(*lane.split(":")) for lane in VECTOR_LANES)
+
+
+# What ``source_embedding`` may carry for transactions of chunk rows to be
+# in flight together: a plain index and the change-counting event write keys
+# of their own rows only, where a full-text or vector index (or anything
+# else defined on the table) would make them conflict.
+_CONCURRENT_SAFE = {
+    "indexes": {"source_embedding_by_source"},
+    "events": {"source_embedding_vectors_changed"},
+}
+
+
+async def lanes_for(db: Database) -> int:
+    """How many transactions of chunk rows may be in flight at once on
+    ``db``: one per lane (``LANES``) on a store with fastnotebook's lanes
+    and nothing on ``source_embedding`` beyond ``_CONCURRENT_SAFE``;
+    otherwise one (Open Notebook's schema, full-text or HNSW indexes)."""
+    try:
+        info, lanes = await db.query_all(
+            "INFO FOR TABLE source_embedding;"
+            f"RETURN array::all([{', '.join(f'record::exists({lane})' for lane in VECTOR_LANES)}]);"
+        )
+    except DatabaseOperationError:
+        return 1
+    info = info if isinstance(info, dict) else {}
+    safe = all(
+        set(info.get(part) or {}) <= allowed for part, allowed in _CONCURRENT_SAFE.items()
+    ) and not (info.get("fields") or info.get("tables") or info.get("lives"))
+    return len(LANES) if safe and lanes is True else 1
+
+
+async def execute(db: Database, write: Prepared, lane: int = 0) -> None:
+    """Run a prepared transaction on ``LANES[lane]``, which no other
+    transaction may use meanwhile. ``DatabaseOperationError`` if it fails."""
+    results = await db.query_all(write.sql, {**write.params, "lane": LANES[lane]})
+    _journal(db, write, lane, results)
 
 
 async def write_group(db: Database, group: Sequence[Finished], settings: Settings) -> None:
-    """Write ``group`` in one transaction. ``DatabaseOperationError`` if it
-    fails, or if its rows cannot be encoded (the caller then writes the
+    """Write ``group`` in one transaction (on the first lane). ``DatabaseOperationError``
+    if it fails, or if its rows cannot be encoded (the caller then writes the
     records one by one, so that a bad one fails alone)."""
     await execute(db, prepare(group, settings))
