@@ -524,7 +524,12 @@ def _spread(ratios: list[float], digits: int) -> str:
 def ratio_lines(results: dict[str, Any]) -> list[str]:
     pipeline, floor = results[PIPELINE], results[FLOOR]
     ratios = pipeline.get("ratios", {})
-    to_floor = ratios.get("floor") or [chunk_rate(pipeline) / chunk_rate(floor)]
+
+    def against(other: str, key: str) -> list[float]:
+        """The pipeline's ratios to ``other`` per round (or of the one run)."""
+        return ratios.get(key) or [chunk_rate(pipeline) / chunk_rate(results[other])]
+
+    to_floor = against(FLOOR, "floor")
     lines = [
         f"ingest + embed + first search: {chunk_rate(pipeline):,.0f} chunks/s "
         f"({pipeline['ingest_seconds']:.1f} s + {pipeline['embed_seconds']:.1f} s "
@@ -532,18 +537,15 @@ def ratio_lines(results: dict[str, Any]) -> list[str]:
         f"rows/s: {_spread(to_floor, 2)} the floor",
     ]
     if FLOOR_2 in results:
-        floor_2 = results[FLOOR_2]
-        to_floor_2 = ratios.get("floor_2") or [chunk_rate(pipeline) / chunk_rate(floor_2)]
         lines.append(
             f"the floor with two requests in flight (as the writer sends them): "
-            f"{chunk_rate(floor_2):,.0f} rows/s; the pipeline {_spread(to_floor_2, 2)} that"
+            f"{chunk_rate(results[FLOOR_2]):,.0f} rows/s; the pipeline "
+            f"{_spread(against(FLOOR_2, 'floor_2'), 2)} that"
         )
     if ORIGINAL in results:
-        original = results[ORIGINAL]
-        to_original = ratios.get("original") or [chunk_rate(pipeline) / chunk_rate(original)]
         lines.append(
-            f"original per-chunk path: {chunk_rate(original):,.0f} chunks/s; the pipeline "
-            f"{_spread(to_original, 1)}"
+            f"original per-chunk path: {chunk_rate(results[ORIGINAL]):,.0f} chunks/s; "
+            f"the pipeline {_spread(against(ORIGINAL, 'original'), 1)}"
         )
     if OPEN_NOTEBOOK in results:
         on = results[OPEN_NOTEBOOK]
