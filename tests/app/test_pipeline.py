@@ -785,7 +785,7 @@ async def test_the_writer_counts_its_vector_changes_once_and_exactly(
 
 async def test_without_its_lane_the_writer_is_counted_by_the_events(db: Database) -> None:
     """A store that lost a lane's row still sees every write of that lane
-    change its token (the events count it), and its journal gets no delta."""
+    change its token (the events count it)."""
     source = Source(title="s", full_text="x")
     await source.save()
     assert source.id

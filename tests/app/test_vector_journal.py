@@ -148,8 +148,8 @@ async def test_transactions_in_flight_together_replay_to_the_stored_vectors(
 
     monkeypatch.setattr(stages, "execute", overlapping)
     options = EmbedOptions(batch_size=2, write_rows=1)
-    await embed(options, db)
-    assert most == 2
+    first = await embed(options, db)
+    assert first.embedded == 8 and first.failed == 0 and most == 2
     folder = cache_folder(db)
     assert folder is not None and not (folder / JOURNAL).exists()  # replayed and saved
     await assert_replay_equals_a_read(db, monkeypatch)

@@ -422,6 +422,7 @@ class _Run:
                 alone = first.kind != "source"
                 group, rows = [first], first.rows
                 while rows < self.options.write_rows:
+                    _reap_ended(running)  # a failed transaction ends the run now
                     # Wait for more only while no transaction could start.
                     busy = alone or len(running) >= lanes or _any_alone(running)
                     nxt = await _next_while(set(running) if busy else set(), inp)
@@ -436,6 +437,7 @@ class _Run:
                     group.append(nxt)
                     rows += nxt.rows
                 prepared = self._prepare(group)
+                _reap_ended(running)
                 while running and (alone or len(running) >= lanes or _any_alone(running)):
                     await _reap(running)
                 lane = min(set(range(lanes)) - {lane for lane, _ in running.values()})
@@ -749,6 +751,7 @@ async def _first(
     """The queue's next item, reaping the transactions that end meanwhile
     (the first error among them is raised at once)."""
     while True:
+        _reap_ended(running)
         got = await _next_while(set(running), queue)
         if got is not _Next.NOTHING_YET:
             return got
@@ -761,6 +764,17 @@ async def _reap(running: dict[asyncio.Task[None], tuple[int, bool]]) -> None:
     """Wait for one of ``running`` to end (or take those that have) and
     forget them; raises the error of a failed one."""
     done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+    for task in done:
+        del running[task]
+    _retrieved(done)
+    for task in done:
+        task.result()
+
+
+def _reap_ended(running: dict[asyncio.Task[None], tuple[int, bool]]) -> None:
+    """Forget the tasks of ``running`` that have ended; raises the error of
+    a failed one."""
+    done = [task for task in running if task.done()]
     for task in done:
         del running[task]
     _retrieved(done)
