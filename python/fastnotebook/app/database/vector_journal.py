@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import os
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,7 +42,6 @@ __all__ = [
     "append_delta",
     "chain",
     "clear_journal",
-    "join_tokens",
     "read_journal",
     "split_tokens",
 ]
@@ -76,12 +75,8 @@ class Delta:
         return int(self.added.shape[1])
 
 
-def join_tokens(tokens: Sequence[str]) -> str:
-    """The counters' tokens as the one string a snapshot is keyed by."""
-    return "|".join(tokens)
-
-
 def split_tokens(token: str) -> tuple[str, ...]:
+    """The counters' tokens in the store's token (``schema.VECTOR_TOKEN``)."""
     return tuple(token.split("|"))
 
 
@@ -160,7 +155,7 @@ def clear_journal(folder: Path) -> None:
 
 
 def chain(deltas: list[Delta], token: str, base: str | None) -> tuple[bool, list[Delta]] | None:
-    """The deltas that lead to ``token`` (``join_tokens``) from ``base`` (the
+    """The deltas that lead to ``token`` (``schema.VECTOR_TOKEN``) from ``base`` (the
     saved snapshot's token; None: no snapshot), or from the tokens a delta
     saw on an empty store, in an order they can be applied in:
     ``(from_empty, deltas)``. None if no start leads there (a gap, or

@@ -761,14 +761,9 @@ async def _first(
 
 
 async def _reap(running: dict[asyncio.Task[None], tuple[int, bool]]) -> None:
-    """Wait for one of ``running`` to end (or take those that have) and
-    forget them; raises the error of a failed one."""
-    done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-    for task in done:
-        del running[task]
-    _retrieved(done)
-    for task in done:
-        task.result()
+    """Wait for one of ``running`` to end, then ``_reap_ended``."""
+    await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+    _reap_ended(running)
 
 
 def _reap_ended(running: dict[asyncio.Task[None], tuple[int, bool]]) -> None:

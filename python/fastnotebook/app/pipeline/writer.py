@@ -311,7 +311,8 @@ async def execute(db: Database, write: Prepared, lane: int = 0) -> None:
 
 
 async def write_group(db: Database, group: Sequence[Finished], settings: Settings) -> None:
-    """Write ``group`` in one transaction (on the first lane). ``DatabaseOperationError``
-    if it fails, or if its rows cannot be encoded (the caller then writes the
-    records one by one, so that a bad one fails alone)."""
+    """Write ``group`` in one transaction, on the first lane.
+    ``DatabaseOperationError`` if it fails, or if its rows cannot be encoded
+    (the caller then writes the records one by one, so that a bad one fails
+    alone)."""
     await execute(db, prepare(group, settings))
