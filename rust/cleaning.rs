@@ -1,5 +1,6 @@
 //! Text cleaning as Open Notebook's `text_utils`: printable-text filtering
-//! and the `<think>...</think>` blocks that reasoning models emit.
+//! and the `<think>...</think>` blocks that reasoning models emit; and the
+//! normalization esperanto applies to every text it sends for embedding.
 //!
 //! Each function reproduces a sequence of Python regex substitutions and
 //! `str` methods in one or two linear passes; the comments give the Python
@@ -128,6 +129,40 @@ fn think_blocks<T: CodeUnit>(content: &[T]) -> Vec<Block> {
         from = end + CLOSE.len();
     }
     blocks
+}
+
+/// A text as esperanto's embedding models send it (`EmbeddingModel._clean_text`):
+/// 1. `re.sub(r"\s+", " ", text)`;
+/// 2. `re.sub(r"\s+([.,])", r"\1", text)`;
+/// 3. `re.sub(r"\.{2,}", ".", text)`;
+/// 4. `re.sub(r"[\n\r]+", " ", text)`;
+/// 5. `str.strip()`.
+///
+/// After step 1 the only whitespace left is single spaces, so step 4 has
+/// nothing to do and step 2 drops a space before `.` or `,`. One pass: a
+/// run of whitespace is held back until the next unit decides it (dropped
+/// at the start, before `.` or `,`, and at the end: steps 2 and 5), and a
+/// dot right after a dot is dropped (step 3, which sees the text with those
+/// spaces already gone).
+pub fn normalize_embedding_input<T: CodeUnit>(units: &[T]) -> Vec<T> {
+    let (space, dot, comma) = (T::from(b' '), T::from(b'.'), T::from(b','));
+    let mut out = Vec::with_capacity(units.len());
+    let mut pending_space = false;
+    for &unit in units {
+        if is_space(unit) {
+            pending_space = true;
+            continue;
+        }
+        let punctuation = unit == dot || unit == comma;
+        if pending_space && !punctuation && !out.is_empty() {
+            out.push(space);
+        }
+        pending_space = false;
+        if !(unit == dot && out.last() == Some(&dot)) {
+            out.push(unit);
+        }
+    }
+    out
 }
 
 /// `str.isspace()` for one code unit (a lone surrogate is not a space).
@@ -398,6 +433,34 @@ mod tests {
         assert_eq!(remove_non_printable("a\r\nb\u{2028}c\u{7}d"), "a\n\nb\ncd");
         assert_eq!(remove_non_printable("x@y#z (é) [1]"), "xyz é 1");
         assert_eq!(remove_non_printable("\u{3000}\t tab\t"), "tab");
+    }
+
+    fn embedding_input(text: &str) -> String {
+        let units: Vec<u32> = text.chars().map(u32::from).collect();
+        normalize_embedding_input(&units)
+            .into_iter()
+            .map(|u| char::from_u32(u).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn embedding_input_follows_the_five_steps() {
+        assert_eq!(embedding_input("  a \t\n b  "), "a b");
+        assert_eq!(embedding_input("end .  next , and"), "end. next, and");
+        assert_eq!(embedding_input("wait... what . . ."), "wait. what.");
+        assert_eq!(embedding_input(" .. ,, x"), ".,, x");
+        assert_eq!(embedding_input("a.\u{a0}.b\u{2003}c\u{1c}"), "a.b c");
+        assert_eq!(embedding_input("\r\n\u{85}"), "");
+        assert_eq!(embedding_input("\u{200b}zero width"), "\u{200b}zero width");
+    }
+
+    #[test]
+    fn embedding_input_keeps_lone_surrogates() {
+        let units: Vec<u16> = vec![0xD800, 0x20, 0x2E, 0x20, 0xDC00];
+        assert_eq!(
+            normalize_embedding_input(&units),
+            vec![0xD800, 0x2E, 0x20, 0xDC00]
+        );
     }
 
     /// The code points of text given as pieces.

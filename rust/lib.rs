@@ -10,6 +10,7 @@ pub mod cbor;
 pub mod cbor_read;
 pub mod chunking;
 pub mod cleaning;
+pub mod embeddings_json;
 pub mod error;
 pub mod notes;
 pub mod pooling;

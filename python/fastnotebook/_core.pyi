@@ -50,6 +50,7 @@ __all__ = [
     "detect_content_type",
     "detect_content_type_from_extension",
     "detect_content_type_from_heuristics",
+    "embedding_rows",
     "encode_chunk_rows",
     "encode_ordinary",
     "encode_vector_rows",
@@ -59,6 +60,7 @@ __all__ = [
     "mean_pool_embeddings",
     "mean_pool_segments",
     "mean_pool_tokens",
+    "normalize_embedding_inputs",
     "parse_thinking_content",
     "read_vector_statements",
     "remove_non_ascii",
@@ -97,6 +99,8 @@ def _notes_plan_rows(
 def remove_non_ascii(text: str) -> str: ...
 def remove_non_printable(text: str) -> str: ...
 def parse_thinking_content(content: str) -> tuple[str, str] | None: ...
+def normalize_embedding_inputs(texts: list[str]) -> list[str]: ...
+def embedding_rows(body: bytes) -> np.ndarray[Any, np.dtype[np.float64]] | None: ...
 def detect_content_type_from_extension(file_path: str) -> _ContentTypeName | None: ...
 def detect_content_type_from_heuristics(text: str) -> tuple[_ContentTypeName, float]: ...
 def detect_content_type(

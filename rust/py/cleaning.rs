@@ -66,6 +66,29 @@ fn parse_thinking<'py, T: CodeUnit>(py: Python<'py>, units: &[T]) -> PyResult<Pa
         .transpose()
 }
 
+/// Each text as esperanto's embedding models send it (their `_clean_text`),
+/// lone surrogates kept.
+///
+/// The GIL is kept: a request's texts take microseconds each.
+#[pyfunction]
+fn normalize_embedding_inputs<'py>(
+    py: Python<'py>,
+    texts: Vec<Bound<'py, PyString>>,
+) -> PyResult<Vec<Bound<'py, PyString>>> {
+    texts
+        .iter()
+        .map(|text| {
+            // SAFETY: the code units are read while `text`, an immutable
+            // `str`, is borrowed, and the result is copied out of them.
+            let units = code_units(unsafe { text.data()? });
+            for_width!(units, |u| new_string(
+                py,
+                &[&cleaning::normalize_embedding_input(u)]
+            ))
+        })
+        .collect()
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add(
         "MAX_THINKING_INPUT_CHARS",
@@ -74,5 +97,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(remove_non_ascii, m)?)?;
     m.add_function(wrap_pyfunction!(remove_non_printable, m)?)?;
     m.add_function(wrap_pyfunction!(parse_thinking_content, m)?)?;
+    m.add_function(wrap_pyfunction!(normalize_embedding_inputs, m)?)?;
     Ok(())
 }

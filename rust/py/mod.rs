@@ -8,6 +8,7 @@ mod chunk_record;
 mod chunked;
 mod chunking;
 mod cleaning;
+mod embeddings_json;
 #[cfg(feature = "test-hooks")]
 mod hooks;
 mod langchain;
@@ -71,6 +72,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     chunk::register(m)?;
     chunking::register(m)?;
     cleaning::register(m)?;
+    embeddings_json::register(m)?;
     langchain::register(m)?;
     langchain_documents::register(m)?;
     notes::register(m)?;

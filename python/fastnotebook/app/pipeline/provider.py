@@ -27,8 +27,10 @@ esperanto model with an httpx client), the run gets its own model object
 with one httpx client whose pool holds at most ``concurrency`` connections,
 the per-request timeout, and a response hook that turns an HTTP error into a
 ``ProviderHTTPError`` (status and ``Retry-After``), which esperanto's own
-error message would otherwise lose. Nothing of esperanto is replaced but the
-client it is given.
+error message would otherwise lose. esperanto's OpenAI and OpenAI-compatible
+models are called through ``fastnotebook.app.pipeline.openai_wire``: the same
+requests, built by the model's own methods, and the same vectors, read by
+the Rust core instead of a Python float per number.
 
 A model of this process that has ``aembed_matrix(texts)`` (the local models
 and the fake one) is called through it: its vectors stay the rows of one
@@ -56,6 +58,7 @@ from numpy.typing import NDArray
 
 from fastnotebook import embedding
 from fastnotebook.ai import local_models, model_manager
+from fastnotebook.app.pipeline import openai_wire
 from fastnotebook.app.pipeline.fake_model import FAKE_PROVIDER
 from fastnotebook.errors import ProviderHTTPError
 
@@ -324,6 +327,19 @@ def is_http_model(model: Any) -> bool:
     return isinstance(getattr(model, "async_client", None), httpx.AsyncClient)
 
 
+def _model_call(model: Any, texts: list[str]) -> Any:
+    """The model's vectors for ``texts``: through its ``aembed_matrix`` when
+    it has one, through ``openai_wire`` for esperanto's OpenAI-style HTTP
+    models (the same requests and vectors, without a Python float per
+    number), through its ``aembed`` otherwise."""
+    matrix = getattr(model, "aembed_matrix", None)
+    if matrix is not None:
+        return matrix(texts)
+    if is_http_model(model) and openai_wire.supported(model):
+        return openai_wire.aembed_matrix(model, texts)
+    return model.aembed(texts)
+
+
 class Provider:
     """The configured embedding model behind an adaptive in-flight window."""
 
@@ -456,9 +472,8 @@ class Provider:
     async def _call(self, texts: list[str]) -> list[Vector]:
         started = await self.window.acquire()
         self.stats.requests += 1
-        matrix = getattr(self.model, "aembed_matrix", None)
         try:
-            vectors = await (matrix(texts) if matrix is not None else self.model.aembed(texts))
+            vectors = await _model_call(self.model, texts)
         except Exception as error:
             self.window.release()
             http = _http_error(error)
