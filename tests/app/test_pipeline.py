@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib
 import io
 import time
 from collections.abc import Iterator
@@ -30,7 +31,7 @@ from fastnotebook.app.database import (
     vector_dimension,
     vector_indexes_defined,
 )
-from fastnotebook.app.database.schema import MIGRATIONS, VECTOR_LANES
+from fastnotebook.app.database.schema import MIGRATIONS, VECTOR_LANES, ensure_search_indexes
 from fastnotebook.app.database.vector_cache import store_changes
 from fastnotebook.app.domain import Note, Source, vector_search
 from fastnotebook.app.pipeline import EmbedOptions, embed, fake_model, ingest, stages
@@ -44,6 +45,7 @@ from fastnotebook.chunking import (
     get_chunking_config,
     set_chunking_config,
 )
+from fastnotebook.errors import DatabaseOperationError
 from helpers.pipeline import expected_chunks, paragraph, stored_chunks, write_corpus
 
 
@@ -251,6 +253,64 @@ async def test_ingest_looks_up_known_sources_once_per_run(
     assert (report.updated, report.unchanged, report.created) == (1, 8, 0)
     assert len(lookups) == 1, lookups  # not one per batch of files
     assert len(await Source.get_all()) == 10
+
+
+def track_batch_writes(
+    db: Database, monkeypatch: pytest.MonkeyPatch, fail_at: int | None = None
+) -> list[int]:
+    """Make each ingest batch's transaction take a little longer, record
+    how many were in flight when each began, and fail the ``fail_at``-th."""
+    ingest_module = importlib.import_module("fastnotebook.app.pipeline.ingest")
+    in_flight: list[int] = []
+    running = [0]
+    original = db.query_all
+
+    async def query_all(sql: str, params: dict[str, Any] | None = None) -> Any:
+        if sql != ingest_module._WRITE:
+            return await original(sql, params)
+        running[0] += 1
+        in_flight.append(running[0])
+        try:
+            if len(in_flight) == fail_at:
+                raise DatabaseOperationError("the batch could not be written")
+            await asyncio.sleep(0.05)
+            return await original(sql, params)
+        finally:
+            running[0] -= 1
+
+    monkeypatch.setattr(db, "query_all", query_all)
+    return in_flight
+
+
+@pytest.mark.parametrize("full_text", [False, True])
+async def test_ingest_writes_two_batches_at_once_where_the_table_allows(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, full_text: bool
+) -> None:
+    if full_text:
+        # A full-text index: two transactions would write the same postings.
+        await ensure_search_indexes(db)
+    write_corpus(tmp_path / "corpus", documents=9)
+    in_flight = track_batch_writes(db, monkeypatch)
+    report = await ingest([tmp_path / "corpus"], db, batch_files=2)
+    assert report.created == 9 and len(await Source.get_all()) == 9
+    assert len(in_flight) == 5
+    assert max(in_flight) == (1 if full_text else 2)
+
+
+async def test_a_failed_ingest_batch_leaves_whole_batches(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_corpus(tmp_path / "corpus", documents=9)
+    in_flight = track_batch_writes(db, monkeypatch, fail_at=2)
+    with pytest.raises(DatabaseOperationError, match="could not be written"):
+        await ingest([tmp_path / "corpus"], db, batch_files=2)
+    # The batch in flight beside the failed one was written whole; no other began.
+    assert len(in_flight) == 2
+    assert len(await Source.get_all()) == 2
+    monkeypatch.undo()
+    report = await ingest([tmp_path / "corpus"], db, batch_files=2)
+    assert (report.created, report.unchanged) == (7, 2)
+    assert len(await Source.get_all()) == 9
 
 
 # --- embed --------------------------------------------------------------------

@@ -45,6 +45,7 @@ __all__ = [
     "VECTOR_ROWS",
     "VECTOR_TABLES",
     "VECTOR_TOKEN",
+    "defines_only",
     "drop_vector_indexes",
     "ensure_search_indexes",
     "ensure_vector_indexes",
@@ -365,6 +366,27 @@ async def migrate(db: Database) -> int:
     if db.settings.full_text_search:
         await ensure_search_indexes(db)
     return len(MIGRATIONS)
+
+
+async def defines_only(
+    db: Database, table: str, indexes: set[str], events: set[str], fields: bool = True
+) -> bool:
+    """Whether ``table`` has no index or event but those named, no field
+    unless ``fields``, and no table or live query built on it: what
+    transactions in flight together may need of a table they write, each
+    its own rows (a full-text or vector index, or an event of someone
+    else's, could make them conflict). False if the table cannot be read."""
+    try:
+        info = await db.query(f"INFO FOR TABLE {table};")
+    except DatabaseOperationError:
+        return False
+    info = info if isinstance(info, dict) else {}
+    return (
+        set(info.get("indexes") or {}) <= indexes
+        and set(info.get("events") or {}) <= events
+        and (fields or not info.get("fields"))
+        and not (info.get("tables") or info.get("lives"))
+    )
 
 
 async def ensure_search_indexes(db: Database) -> None:

@@ -13,7 +13,9 @@ is, it is named in the report and the others are stored.
 Files are read in a worker thread a batch ahead of the writes, and each
 batch is written in one transaction (new sources inserted, changed ones
 updated), so an interrupted ingest leaves whole batches and a second run
-picks up the rest without duplicates.
+picks up the rest without duplicates. Two batches are written at once
+where the ``source`` table carries nothing that could make them conflict
+(no full-text index, no other schema's definitions).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 from loguru import logger
 
 from fastnotebook.app.database import Database, get_database, query_isolated
+from fastnotebook.app.database.schema import defines_only
 from fastnotebook.app.pipeline import faults
 from fastnotebook.app.pipeline.documents import Document, discover, read_document
 from fastnotebook.app.pipeline.progress import Progress, StageClock
@@ -236,6 +239,15 @@ async def ingest(
             await reading.put(await asyncio.to_thread(_read_batch, batch, encoding))
         await reading.put(None)
 
+    async def write(result: _Read) -> None:
+        await _write(db, result.documents, known, report)
+        bar.advance(
+            items=len(result.documents) + len(result.failures) + len(result.skipped),
+            nbytes=sum(d.size for d in result.documents) + result.unused_bytes,
+        )
+
+    lanes = await _write_lanes(db)
+    writing: set[asyncio.Task[None]] = set()
     task = asyncio.create_task(reader())
     try:
         while (result := await reading.get()) is not None:
@@ -256,14 +268,16 @@ async def ingest(
                     logger.warning("{}: {}", doc.path, doc.warning)
             for path, reason in result.skipped:
                 logger.warning("{}: skipped, {}", path, reason)
-            await _write(db, result.documents, known, report)
-            bar.advance(
-                items=len(result.documents) + len(result.failures) + len(result.skipped),
-                nbytes=sum(d.size for d in result.documents) + result.unused_bytes,
-            )
+            while len(writing) >= lanes:
+                await _one_written(writing)
+            writing.add(asyncio.create_task(write(result)))
+        while writing:
+            await _one_written(writing)
         await task
     finally:
         task.cancel()
+        for running in writing:
+            running.cancel()
         bar.close()
     if prune:
         with report.clock.measure("prune"):
@@ -278,6 +292,37 @@ async def ingest(
         ]
     report.seconds = time.perf_counter() - started
     return report
+
+
+# What the ``source`` table may carry for two batches to be written at once:
+# fastnotebook's own events, each writing rows of its record only (a
+# full-text index, or another schema's definitions, could make them conflict).
+_CONCURRENT_SAFE_EVENTS = {
+    "source_removed",
+    "source_embedding_state_removed",
+    "source_embedding_staging_removed",
+    "source_text_digest",
+}
+
+
+async def _write_lanes(db: Database) -> int:
+    """Batches written at once: two where ``source`` allows it (the engine
+    then inserts on two cores), one otherwise."""
+    safe = await defines_only(db, "source", indexes=set(), events=_CONCURRENT_SAFE_EVENTS)
+    return 2 if safe else 1
+
+
+async def _one_written(writing: set[asyncio.Task[None]]) -> None:
+    """Wait for a batch's transaction to end; if one failed, let the others
+    end too (each is whole or absent) and raise its error."""
+    done, _ = await asyncio.wait(writing, return_when=asyncio.FIRST_COMPLETED)
+    writing -= done
+    errors = [error for task in done if (error := task.exception()) is not None]
+    if errors:
+        if writing:
+            await asyncio.wait(writing)
+            writing.clear()
+        raise errors[0]
 
 
 def _under(path: str, root: Path) -> bool:

@@ -48,6 +48,7 @@ from fastnotebook.app.database.schema import (
     VECTOR_LANES,
     VECTOR_ROWS,
     VECTOR_TOKEN,
+    defines_only,
 )
 from fastnotebook.app.database.vector_cache import cache_folder
 from fastnotebook.app.database.vector_journal import Delta, append_delta, split_tokens
@@ -274,33 +275,25 @@ def _journal(db: Database, write: Prepared, lane: int, results: list[Any]) -> No
 LANES = tuple(RecordID(*lane.split(":")) for lane in VECTOR_LANES)
 
 
-# What ``source_embedding`` may carry for transactions of chunk rows to be
-# in flight together: a plain index and the change-counting event write keys
-# of their own rows only, where a full-text or vector index (or anything
-# else defined on the table) would make them conflict.
-_CONCURRENT_SAFE = {
-    "indexes": {"source_embedding_by_source"},
-    "events": {"source_embedding_vectors_changed"},
-}
-
-
 async def lanes_for(db: Database) -> int:
     """How many transactions of chunk rows may be in flight at once on
     ``db``: one per lane (``LANES``) on a store with fastnotebook's lanes
-    and nothing on ``source_embedding`` beyond ``_CONCURRENT_SAFE``;
+    and nothing on ``source_embedding`` but its ``source`` index and its
+    change-counting event, which write keys of their own rows only;
     otherwise one (Open Notebook's schema, full-text or HNSW indexes)."""
-    try:
-        info, lanes = await db.query_all(
-            "INFO FOR TABLE source_embedding;"
-            f"RETURN array::all([{', '.join(f'record::exists({lane})' for lane in VECTOR_LANES)}]);"
-        )
-    except DatabaseOperationError:
+    safe = await defines_only(
+        db,
+        CHUNKS,
+        indexes={"source_embedding_by_source"},
+        events={"source_embedding_vectors_changed"},
+        fields=False,
+    )
+    if not safe:
         return 1
-    info = info if isinstance(info, dict) else {}
-    safe = all(
-        set(info.get(part) or {}) <= allowed for part, allowed in _CONCURRENT_SAFE.items()
-    ) and not (info.get("fields") or info.get("tables") or info.get("lives"))
-    return len(LANES) if safe and lanes is True else 1
+    lanes = await db.query(
+        f"RETURN array::all([{', '.join(f'record::exists({lane})' for lane in VECTOR_LANES)}]);"
+    )
+    return len(LANES) if lanes is True else 1
 
 
 async def execute(db: Database, write: Prepared, lane: int = 0) -> None:
