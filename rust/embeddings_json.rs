@@ -24,6 +24,9 @@ pub struct EmbeddingRows {
 /// at some depth).
 const MAX_DEPTH: usize = 64; // the bits of `skip_value`'s stack
 
+/// The longest number read here (a shortest f64 repr takes at most 24).
+const MAX_NUMBER_LEN: usize = 64;
+
 /// The rows of `body`, or `None` when Python must decode it.
 pub fn embedding_rows(body: &[u8]) -> Option<EmbeddingRows> {
     // Python decodes the bytes as UTF-8 (a NUL byte among the first ones
@@ -191,6 +194,12 @@ impl Reader<'_> {
             }
             self.at_least_one_digit()?;
         }
+        // Longer numbers are left to Python: no provider writes them, and
+        // `str::parse` reads at most 65536 of an exponent, where a long run
+        // of leading zeros could make a wrong value finite.
+        if self.at - start > MAX_NUMBER_LEN {
+            return None;
+        }
         // ASCII by the grammar above.
         let text = std::str::from_utf8(&self.input[start..self.at]).ok()?;
         let value: f64 = text.parse().ok()?;
@@ -344,23 +353,30 @@ mod tests {
 
     #[test]
     fn numbers_round_as_python_float_does() {
-        // Halfway cases and long mantissas, where a fast parser may be off by one ulp.
-        for text in [
-            "0.1",
-            "2.2250738585072011e-308",
-            "9007199254740993",
-            "0.30000000000000004",
-            "1.7976931348623157e308",
-            "4.9e-324",
-            "123456789012345678901234567890",
+        // Halfway cases and long mantissas, where a fast parser may be off by
+        // one ulp; the bits are Python's `float()` of each.
+        for (text, bits) in [
+            ("0.1", 0x3fb999999999999a),
+            ("2.2250738585072011e-308", 0xfffffffffffff),
+            ("9007199254740993", 0x4340000000000000),
+            ("0.30000000000000004", 0x3fd3333333333334),
+            ("1.7976931348623157e308", 0x7fefffffffffffff),
+            ("2.4703282292062328e-324", 0x1),
+            ("123456789012345678901234567890", 0x45f8ee90ff6c373e),
+            (
+                "1.00000000000000011102230246251565404236316680908203125",
+                0x3ff0000000000000,
+            ),
         ] {
             let body = format!(r#"{{"data": [{{"embedding": [{text}]}}]}}"#);
-            assert_eq!(
-                rows(&body).unwrap().0,
-                vec![text.parse::<f64>().unwrap()],
-                "{text}"
-            );
+            assert_eq!(rows(&body).unwrap().0[0].to_bits(), bits, "{text}");
         }
+        // Past `MAX_NUMBER_LEN`, a number is Python's to read.
+        let long = format!("0.{}1e{}", "0".repeat(70), 70);
+        assert_eq!(
+            rows(&format!(r#"{{"data": [{{"embedding": [{long}]}}]}}"#)),
+            None
+        );
     }
 
     #[test]
