@@ -9,10 +9,11 @@ back into an array. ``aembed_matrix`` sends the request ``aembed`` sends,
 built by the model's own methods (batches, model name, options, headers,
 client), with the texts normalized by the Rust core exactly as
 ``_clean_text`` does, and reads the response with ``_core.embedding_rows``
-(in a worker thread, the GIL released): the vectors come back as one float64 array holding the
-values ``float()`` gives. A response the core does not answer for (not the
-usual shape, or anything Python might read differently) is decoded as
-esperanto decodes it, so every outcome, failures included, is esperanto's.
+(in a worker thread, the GIL released): the vectors come back as one
+float64 array holding the values ``float()`` gives. A response the core
+does not answer for (not the usual shape, or anything Python might read
+differently) is decoded as esperanto decodes it, so every outcome,
+failures included, is esperanto's.
 
 Used for a model whose class keeps esperanto's own ``aembed`` and
 ``_clean_text`` (``supported``); any other model is called as it is.
