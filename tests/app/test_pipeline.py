@@ -786,6 +786,40 @@ async def test_sources_deleted_meanwhile_are_not_resurrected(db: Database, fake:
     assert await db.query("SELECT * FROM embedding_state") == []
 
 
+@pytest.mark.parametrize("kind", ["source", "note"])
+async def test_a_group_with_a_deleted_and_an_undigested_record_writes_exactly_the_live_ones(
+    db: Database, fake: None, kind: str
+) -> None:
+    """One group: a record with its digest row, one whose digest row is
+    missing (it exists), one deleted meanwhile. The first two get their
+    vectors and state rows; the deleted one nothing."""
+    from fastnotebook.app.pipeline.writer import write_group
+
+    records = [
+        Source(title=f"s{i}", full_text=paragraph(f"s{i}", 1))
+        if kind == "source"
+        else Note(content=f"n{i}")
+        for i in range(3)
+    ]
+    for record in records:
+        await record.save()
+    ids = [RecordID(kind, str(r.id).split(":")[1]) for r in records]
+    await db.query("DELETE type::thing('text_digest', [$id]);", {"id": ids[1]})
+    await records[2].delete()
+    group = [
+        Finished(rid, kind, f"h{i}", 1, ["a"], [[i + 1.0] * 32], 0) for i, rid in enumerate(ids)
+    ]
+    await write_group(db, group, Settings("m", "c"))
+    states = await db.query("SELECT VALUE record FROM embedding_state;")
+    assert sorted(map(str, states)) == sorted(map(str, ids[:2]))
+    if kind == "source":
+        owners = await db.query("SELECT VALUE source FROM source_embedding;")
+        assert sorted(map(str, owners)) == sorted(map(str, ids[:2]))
+    else:
+        vectors = await db.query("SELECT VALUE embedding FROM note WHERE embedding != NONE;")
+        assert sorted(v[0] for v in vectors) == [1.0, 2.0]
+
+
 async def test_the_writer_counts_its_vector_changes_once_and_exactly(
     db: Database, tmp_path: Path, fake: None
 ) -> None:
