@@ -275,21 +275,17 @@ def _documents(corpus: Path) -> list[tuple[str, str]]:
     return [(str(p), read_document(p).text) for p in found.files]
 
 
-async def run_floor(corpus: Path, data_dir: Path, in_flight: int = 1) -> dict[str, Any]:
-    """The engine's own insert rate for the pipeline's rows: encoded before
-    the clock starts, ``INSERT`` into a schemaless table with no index, in
-    groups of the pipeline's size, ``in_flight`` requests at a time."""
+def floor_requests(chunked: list[list[str]]) -> list[tuple[int, Any]]:
+    """The pipeline's rows for ``chunked`` (one record id per document, the
+    fake model's vectors), encoded as ``INSERT`` requests into a schemaless
+    table of as many rows as the writer groups: (rows, request) each."""
     from fastnotebook._core import encode_chunk_rows
-    from fastnotebook.app.database import Database, DatabaseSettings, RecordID
+    from fastnotebook.app.database import RecordID
     from fastnotebook.app.database.encoded import Encoded, encode_value, query_request
     from fastnotebook.app.pipeline import EmbedOptions
     from fastnotebook.app.pipeline.fake_model import hash_vectors
-    from fastnotebook.chunking import chunk_texts
 
     group_rows = EmbedOptions().write_rows
-
-    documents = _documents(corpus)
-    chunked = chunk_texts([t for _, t in documents], file_paths=[p for p, _ in documents])
     requests = []
     owners: list[bytes] = []
     counts: list[int] = []
@@ -303,6 +299,17 @@ async def run_floor(corpus: Path, data_dir: Path, in_flight: int = 1) -> dict[st
             sql = "INSERT INTO floor_rows $rows RETURN NONE;"
             requests.append((len(texts), query_request(sql, {"rows": Encoded(data)})))
             owners, counts, texts = [], [], []
+    return requests
+
+
+async def send_floor(
+    data_dir: Path, requests: list[tuple[int, Any]], in_flight: int
+) -> tuple[float, list[Group]]:
+    """Sends ``requests`` straight to the engine of a fresh database in
+    ``data_dir``, ``in_flight`` at a time: the seconds it took, and each
+    request's (rows, start, end)."""
+    from fastnotebook.app.database import Database, DatabaseSettings
+
     settings = DatabaseSettings(DatabaseSettings.embedded_url(data_dir), auto_migrate=False)
     db = await Database(settings).open()
     groups: list[Group] = []
@@ -320,6 +327,18 @@ async def run_floor(corpus: Path, data_dir: Path, in_flight: int = 1) -> dict[st
     await asyncio.gather(*(send(rows, request) for rows, request in requests))
     seconds = time.perf_counter() - start
     await db.close()
+    return seconds, groups
+
+
+async def run_floor(corpus: Path, data_dir: Path, in_flight: int = 1) -> dict[str, Any]:
+    """The engine's own insert rate for the pipeline's rows: encoded before
+    the clock starts, ``INSERT`` into a schemaless table with no index, in
+    groups of the pipeline's size, ``in_flight`` requests at a time."""
+    from fastnotebook.chunking import chunk_texts
+
+    documents = _documents(corpus)
+    chunked = chunk_texts([t for _, t in documents], file_paths=[p for p, _ in documents])
+    seconds, groups = await send_floor(data_dir, floor_requests(chunked), in_flight)
     chunks = sum(r for r, _, _ in groups)
     return {
         **_growth(groups),

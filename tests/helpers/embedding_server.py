@@ -38,6 +38,9 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import numpy as np
+import orjson
+
 from fastnotebook.app.pipeline.fake_model import hash_vectors
 
 DIMENSION = 24
@@ -173,7 +176,9 @@ class _Handler(BaseHTTPRequestHandler):
             elif action == "malformed":
                 self._reply(200, b'{"data": [{"embedding": [0.1, ')
             else:
-                vectors = hash_vectors(texts, s.dimension).tolist()
+                # float64 rows: orjson writes each number's shortest repr, as
+                # json.dumps does for the same floats (the same values parsed).
+                vectors = hash_vectors(texts, s.dimension).astype(np.float64)
                 body = {
                     "object": "list",
                     "data": [
@@ -185,7 +190,7 @@ class _Handler(BaseHTTPRequestHandler):
                 }
                 with s.lock:
                     s.embedded.update(texts)
-                self._reply(200, json.dumps(body).encode())
+                self._reply(200, orjson.dumps(body, option=orjson.OPT_SERIALIZE_NUMPY))
         finally:
             with s.lock:
                 s.in_flight -= 1
