@@ -312,6 +312,9 @@ async def send_floor(
 
     settings = DatabaseSettings(DatabaseSettings.embedded_url(data_dir), auto_migrate=False)
     db = await Database(settings).open()
+    # Defined before the clock, as the pipeline's tables are: two first
+    # inserts into an undefined table both define it, and one fails.
+    await db.query("DEFINE TABLE floor_rows SCHEMALESS;")
     groups: list[Group] = []
     slots = asyncio.Semaphore(in_flight)
 
