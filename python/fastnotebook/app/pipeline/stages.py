@@ -44,9 +44,10 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum, auto
+from functools import partial
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
@@ -61,6 +62,7 @@ from fastnotebook.app.database import (
     query_isolated,
 )
 from fastnotebook.app.pipeline import faults, staging
+from fastnotebook.app.pipeline.lanes import Lanes
 from fastnotebook.app.pipeline.progress import Progress, StageClock
 from fastnotebook.app.pipeline.provider import (
     Failure,
@@ -405,27 +407,24 @@ class _Run:
         # A transaction per group; while they run, the next group is
         # gathered and encoded, so that the database does not wait on Python
         # between two transactions. Groups of sources run up to one per lane
-        # at once (``writer.lanes_for``: the engine inserts on every core);
-        # a group of insights or notes runs alone (their events count its
-        # changes on one row). A transaction that fails ends the wait at once.
-        lanes = min(self.options.write_lanes, await lanes_for(self.db))
-        running: dict[asyncio.Task[None], tuple[int, bool]] = {}  # task: (lane, alone)
+        # at once (``Lanes``); a group of insights or notes runs alone. A
+        # transaction that fails ends the wait at once.
+        lanes = Lanes(min(self.options.write_lanes, await lanes_for(self.db)))
         carry: Finished | None = None
         ended = False
         try:
             while not ended:
                 first, carry = carry, None
                 if first is None:
-                    first = await _first(running, inp)
+                    first = await _first(lanes, inp)
                 if first is None:
                     break
                 alone = first.kind != "source"
                 group, rows = [first], first.rows
                 while rows < self.options.write_rows:
-                    _reap_ended(running)  # a failed transaction ends the run now
+                    lanes.raise_failed()  # a failed transaction ends the run now
                     # Wait for more only while no transaction could start.
-                    busy = alone or len(running) >= lanes or _any_alone(running)
-                    nxt = await _next_while(set(running) if busy else set(), inp)
+                    nxt = await _next_while(lanes.tasks if lanes.full(alone) else set(), inp)
                     if nxt is _Next.NOTHING_YET:
                         break
                     if nxt is None:
@@ -437,23 +436,12 @@ class _Run:
                     group.append(nxt)
                     rows += nxt.rows
                 prepared = self._prepare(group)
-                _reap_ended(running)
-                while running and (alone or len(running) >= lanes or _any_alone(running)):
-                    await _reap(running)
-                lane = min(set(range(lanes)) - {lane for lane, _ in running.values()})
-                task = asyncio.create_task(self._write(group, prepared, lane))
-                running[task] = (lane, alone)
-            while running:
-                await _reap(running)
+                await lanes.start(partial(self._write, group, prepared), alone)
+            await lanes.drain()
         except BaseException as error:
             # Transactions under way are cancelled only with the run (a
             # second Ctrl-C); otherwise they finish before the error goes on.
-            if running:
-                if isinstance(error, asyncio.CancelledError):
-                    for task in running:
-                        task.cancel()
-                await asyncio.wait(running)
-                _retrieved(running)
+            await lanes.settle(error)
             raise
 
     # --- helpers ------------------------------------------------------------
@@ -745,47 +733,17 @@ async def _next_while(
     return _Next.NOTHING_YET if getter.cancelled() else getter.result()
 
 
-async def _first(
-    running: dict[asyncio.Task[None], tuple[int, bool]], queue: asyncio.Queue[Finished | None]
-) -> Finished | None:
+async def _first(lanes: Lanes, queue: asyncio.Queue[Finished | None]) -> Finished | None:
     """The queue's next item, reaping the transactions that end meanwhile
     (the first error among them is raised at once)."""
     while True:
-        _reap_ended(running)
-        got = await _next_while(set(running), queue)
+        lanes.raise_failed()
+        got = await _next_while(lanes.tasks, queue)
         if got is not _Next.NOTHING_YET:
             return got
-        if not running:
+        if not lanes.tasks:
             return await queue.get()
-        await _reap(running)
-
-
-async def _reap(running: dict[asyncio.Task[None], tuple[int, bool]]) -> None:
-    """Wait for one of ``running`` to end, then ``_reap_ended``."""
-    await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-    _reap_ended(running)
-
-
-def _reap_ended(running: dict[asyncio.Task[None], tuple[int, bool]]) -> None:
-    """Forget the tasks of ``running`` that have ended; raises the error of
-    a failed one."""
-    done = [task for task in running if task.done()]
-    for task in done:
-        del running[task]
-    _retrieved(done)
-    for task in done:
-        task.result()
-
-
-def _retrieved(tasks: Iterable[asyncio.Task[None]]) -> None:
-    """Mark the errors of ended ``tasks`` as seen (the caller raises one)."""
-    for task in tasks:
-        if task.done() and not task.cancelled():
-            task.exception()
-
-
-def _any_alone(running: dict[asyncio.Task[None], tuple[int, bool]]) -> bool:
-    return any(alone for _, alone in running.values())
+        await lanes.reap()
 
 
 def _cancel_all_on_error(tasks: list[asyncio.Task[None]]) -> None:

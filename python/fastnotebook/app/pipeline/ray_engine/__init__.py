@@ -19,9 +19,10 @@ its stages spread over a Ray cluster::
   ``num_gpus`` each; a killed actor is restarted and its batch retried by Ray
   (``max_restarts``, ``max_task_retries``);
 - sink: (a) the database, written by the driver alone with the local
-  pipeline's transactions (``writer.write_group``: a record's chunks, vectors
-  and ``embedding_state`` row in one transaction), so a later local ``embed``
-  sees the records as done and the stored rows equal a local run's; or
+  pipeline's transactions (``writer.prepare`` and ``execute``: a record's
+  chunks, vectors and ``embedding_state`` row in one transaction, as many
+  in flight as the local run keeps), so a later local ``embed`` sees the
+  records as done and the stored rows equal a local run's; or
   (b) Parquet files (one row per chunk: text, vector, hashes, model) on any
   pyarrow filesystem, also written by the driver.
 

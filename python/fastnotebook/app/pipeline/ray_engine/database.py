@@ -1,7 +1,8 @@
 """The Ray job over the database: the due records (planned on the driver by
 ``state.plan``) are read in windows, chunked and embedded on the cluster, and
 written by the driver with the local pipeline's transactions
-(``writer.write_group``), so the stored rows equal a local run's."""
+(``writer.prepare``, ``writer.execute``), as many in flight as the local
+run keeps (``Lanes``), so the stored rows equal a local run's."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import numpy as np
 
 from fastnotebook import embedding
 from fastnotebook.app.database import Database, query_isolated
+from fastnotebook.app.pipeline.lanes import Lanes
 from fastnotebook.app.pipeline.progress import Progress
 from fastnotebook.app.pipeline.provider import Vector
 from fastnotebook.app.pipeline.ray_engine.cluster import (
@@ -38,7 +40,7 @@ from fastnotebook.app.pipeline.state import (
     Settings,
 )
 from fastnotebook.app.pipeline.vector_index import RunVectors, mixed_dimensions
-from fastnotebook.app.pipeline.writer import Finished, write_group
+from fastnotebook.app.pipeline.writer import Finished, execute, lanes_for, prepare
 from fastnotebook.errors import DatabaseOperationError
 
 if TYPE_CHECKING:
@@ -56,7 +58,8 @@ def _vectors(kind: str, rows: list[dict[str, Any]]) -> list[Vector]:
 
 class _DatabaseSink:
     """The driver's writer: groups of whole records of one kind, one
-    transaction each (``writer.write_group``), vector indexes as ``embed``."""
+    transaction each, up to one per lane in flight (``Lanes``; a group of
+    insights or notes alone), vector indexes as ``embed``."""
 
     def __init__(
         self,
@@ -68,8 +71,10 @@ class _DatabaseSink:
         kinds: tuple[Kind, ...],
         progress: Progress,
         vector_index: bool,
+        lanes: int,
     ) -> None:
         self.db, self.settings, self.epochs, self.report = db, settings, epochs, report
+        self.lanes = Lanes(lanes)
         self.write_rows, self.kinds, self.progress = write_rows, kinds, progress
         self.waiting: dict[str, list[Finished]] = {}
         refuse = None if set(kinds) == set(KINDS) else mixed_dimensions
@@ -96,31 +101,33 @@ class _DatabaseSink:
             await self.flush(item.kind)
 
     async def flush(self, kind: str | None = None) -> None:
+        """Start the transactions of the waiting groups (of ``kind``)."""
         for k in [kind] if kind else list(self.waiting):
             group = self.waiting.pop(k, [])
             if group:
-                await self._write(group)
+                await self.lanes.start(partial(self._write, group), alone=k != "source")
 
     def _failed(self, kind: str, what: str, path: str | None, message: str, size: int) -> None:
         self.report.counts[kind].failed += 1
         self.report.failures.append((f"{what} ({path})" if path else what, message))
         self.progress.advance(items=1, failed=1, nbytes=size)
 
-    async def _write(self, group: list[Finished]) -> None:
+    async def _write(self, group: list[Finished], lane: int) -> None:
         width = next((len(item.vectors[0]) for item in group if item.vectors), None)
         if width is not None:
             with self.report.clock.measure("index"):
                 await self.vectors.before_write(width)
         try:
             with self.report.clock.measure("write"):
-                await write_group(self.db, group, self.settings)
+                await execute(self.db, prepare(group, self.settings), lane)
         except DatabaseOperationError as e:
             if len(group) == 1:
                 item = group[0]
                 self._failed(item.kind, str(item.id), item.path, str(e), item.size)
                 return
+            # Record by record, so that a bad one fails alone.
             for item in group:
-                await self._write([item])
+                await self._write([item], lane)
             return
         for item in group:
             counts = self.report.counts[item.kind]
@@ -134,8 +141,10 @@ class _DatabaseSink:
         )
 
     async def finalize(self) -> None:
-        """Record the dimension, or define the indexes, where that had to wait
-        for the last vector of the previous model or for the end of the run."""
+        """Wait for the transactions in flight; then record the dimension, or
+        define the indexes, where that had to wait for the last vector of the
+        previous model or for the end of the run."""
+        await self.lanes.drain()
         await self.vectors.finish()
 
 
@@ -223,6 +232,7 @@ async def embed_ray(
         options.kinds,
         bar,
         options.vector_index,
+        min(options.write_lanes, await lanes_for(db)),
     )
     try:
         if due.items:
@@ -244,6 +254,11 @@ async def embed_ray(
                 await drain_records(ds, partial(_add_to_sink, sink, items))
                 await sink.flush()
         await sink.finalize()
+    except BaseException as error:
+        # Transactions under way finish (or, with the run, are cancelled)
+        # before the error goes on.
+        await sink.lanes.settle(error)
+        raise
     finally:
         bar.close()
     report.seconds = time.perf_counter() - started
