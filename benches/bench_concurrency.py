@@ -206,6 +206,8 @@ def main() -> None:
         serve(args.latency)
         return
     levels = [int(c) for c in args.concurrency.split(",")]
+    if args.repeat < 1 or min(levels) < 1:
+        parser.error("--repeat and every --concurrency level must be at least 1")
     server = subprocess.Popen(
         [sys.executable, __file__, "--serve", "--latency", str(args.latency)],
         stdin=subprocess.PIPE,
