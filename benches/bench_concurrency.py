@@ -19,14 +19,15 @@ speed-up over one request in flight, and how busy the model (at least one
 request in flight) and the database were: where the speed-up flattens the
 database column reaches the wall time, the database's bound.
 
-The floor is measured in the same run: the largest row's chunks (the same
+The floor is measured in the same run: the last row's chunks (the same
 texts, 384-dimension vectors, one record id per source), encoded before the
 clock starts and sent as pre-encoded ``INSERT`` requests of the writer's
 group size into a schemaless table of a fresh database (as
 ``bench_pipeline.py`` measures it), one request at a time and two at a time;
-the largest row is reported as a ratio of both. That row and its floors
-alternate over ``--repeat`` rounds (the machines are shared and noisy): the
-table gives the median round, and each ratio is taken within its round.
+the last row (the last ``--concurrency`` level) is reported as a ratio of
+both. That row and its floors alternate over ``--repeat`` rounds (odd; the
+machines are shared and noisy): the table gives the median round, and each
+ratio is taken within its round.
 
 Results: a table on stdout, ``concurrency.json`` in ``--out``; with
 ``--docs``, the table between the ``concurrency:begin`` and
@@ -196,7 +197,7 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=4, help="chunks per source")
     parser.add_argument("--rounds", type=int, default=12, help="rounds of requests per row")
     parser.add_argument(
-        "--repeat", type=int, default=3, help="rounds of the last row and its floors (median)"
+        "--repeat", type=int, default=3, help="rounds of the last row and its floors, odd (median)"
     )
     parser.add_argument("--out", default="bench-results")
     parser.add_argument("--docs", help="page whose concurrency section is rewritten")
@@ -206,8 +207,8 @@ def main() -> None:
         serve(args.latency)
         return
     levels = [int(c) for c in args.concurrency.split(",")]
-    if args.repeat < 1 or min(levels) < 1:
-        parser.error("--repeat and every --concurrency level must be at least 1")
+    if args.repeat < 1 or args.repeat % 2 == 0 or min(levels) < 1:
+        parser.error("--repeat must be odd (its median is a round) and the levels at least 1")
     server = subprocess.Popen(
         [sys.executable, __file__, "--serve", "--latency", str(args.latency)],
         stdin=subprocess.PIPE,

@@ -16,9 +16,15 @@ class Recorder:
         self.active: dict[int, bool] = {}
         self.seen: list[dict[int, bool]] = []
         self.ended: list[int] = []
+        self.cancelled: list[int] = []
 
     def write(
-        self, n: int, alone: bool = False, fail: bool = False, seconds: float = 0.02
+        self,
+        n: int,
+        alone: bool = False,
+        fail: bool = False,
+        seconds: float = 0.02,
+        until: asyncio.Event | None = None,
     ) -> Callable[[int], Coroutine[Any, Any, None]]:
         async def run(lane: int) -> None:
             assert lane not in self.active, "two tasks on one lane"
@@ -26,9 +32,14 @@ class Recorder:
             self.seen.append(dict(self.active))
             try:
                 await asyncio.sleep(seconds)
+                if until is not None:
+                    await until.wait()
                 if fail:
                     raise RuntimeError(f"write {n} failed")
                 self.ended.append(n)
+            except asyncio.CancelledError:
+                self.cancelled.append(n)
+                raise
             finally:
                 del self.active[lane]
 
@@ -54,12 +65,13 @@ async def test_one_lane_runs_one_at_a_time() -> None:
 
 
 async def test_a_failure_is_raised_and_the_others_end_whole() -> None:
-    lanes, rec = Lanes(2), Recorder()
-    await lanes.start(rec.write(0, fail=True, seconds=0.01))
-    await lanes.start(rec.write(1, seconds=0.1))
+    lanes, rec, release = Lanes(2), Recorder(), asyncio.Event()
+    await lanes.start(rec.write(0, fail=True, seconds=0))
+    await lanes.start(rec.write(1, seconds=0, until=release))
     with pytest.raises(RuntimeError, match="write 0 failed") as raised:
         await lanes.start(rec.write(2))
     assert rec.ended == []  # the one beside it is still running
+    release.set()
     await lanes.settle(raised.value)
     assert rec.ended == [1] and lanes.tasks == set()
 
@@ -67,8 +79,11 @@ async def test_a_failure_is_raised_and_the_others_end_whole() -> None:
 async def test_cancelling_the_run_cancels_the_tasks() -> None:
     lanes, rec = Lanes(2), Recorder()
     await lanes.start(rec.write(0, seconds=10))
+    await lanes.start(rec.write(1, seconds=10))
+    await asyncio.sleep(0)  # both running
+    assert len(rec.active) == 2
     await lanes.settle(asyncio.CancelledError())
-    assert rec.ended == [] and rec.active == {} and lanes.tasks == set()
+    assert sorted(rec.cancelled) == [0, 1] and rec.ended == [] and lanes.tasks == set()
 
 
 def test_at_least_one_lane() -> None:

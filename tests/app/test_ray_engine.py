@@ -198,6 +198,7 @@ async def test_the_database_sink_keeps_a_transaction_in_flight_per_lane(
     from fastnotebook.app.database.vector_cache import store_changes
     from fastnotebook.app.pipeline import fake_model
     from fastnotebook.app.pipeline.ray_engine import database as sink
+    from fastnotebook.app.pipeline.vector_index import RunVectors
 
     model_manager.configure_embedding_model(fake_model.FAKE_PROVIDER, config={"dimension": 16})
     db = await _database()
@@ -219,9 +220,18 @@ async def test_the_database_sink_keeps_a_transaction_in_flight_per_lane(
             await original(db, prepared, lane)
             del active[lane]
 
+        finish = RunVectors.finish
+        in_flight_at_finish: list[int] = []
+
+        async def finish_after_the_writes(self: RunVectors) -> None:
+            in_flight_at_finish.append(len(active))
+            await finish(self)
+
         monkeypatch.setattr(sink, "execute", execute)
+        monkeypatch.setattr(RunVectors, "finish", finish_after_the_writes)
         report = await embed_ray(None, RayOptions(write_rows=2), db)
         assert report.failures == [] and report.embedded == 16
+        assert in_flight_at_finish == [0]
         assert any(len(now) == 2 for now in seen), seen
         assert all(len(now) == 1 for now in seen if "pooled" in now.values()), seen
         chunks = await db.query("SELECT count() FROM source_embedding GROUP ALL;")
@@ -231,6 +241,76 @@ async def test_the_database_sink_keeps_a_transaction_in_flight_per_lane(
         set_database(previous)
         model_manager.reset()
         await db.close()
+
+
+@pytest.fixture
+async def sources_and_fake_model() -> AsyncIterator[Database]:
+    """12 sources in a fresh database, the fake model configured."""
+    from fastnotebook.app.pipeline import fake_model
+
+    model_manager.configure_embedding_model(fake_model.FAKE_PROVIDER, config={"dimension": 16})
+    db = await _database()
+    previous = set_database(db)
+    try:
+        for i in range(12):
+            await Source(title=f"s{i}", full_text=paragraph(f"s{i}", 1)).save()
+        yield db
+    finally:
+        set_database(previous)
+        model_manager.reset()
+        await db.close()
+
+
+async def test_a_failed_transaction_ends_the_sink_after_the_one_beside_it(
+    local_ray: None, sources_and_fake_model: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error that is not the database's (no retry record by record) ends
+    the run once the transaction in flight beside it has ended."""
+    from fastnotebook.app.pipeline.ray_engine import database as sink
+
+    events: list[str] = []
+    release = asyncio.Event()
+
+    async def execute(db: Database, prepared: Any, lane: int = 0) -> None:
+        n = len(events)
+        events.append(f"begin {n}")
+        if n == 1:
+            release.set()
+            raise RuntimeError("boom")
+        await release.wait()
+        await asyncio.sleep(0.05)
+        events.append(f"end {n}")
+
+    monkeypatch.setattr(sink, "execute", execute)
+    with pytest.raises(RuntimeError, match="boom"):
+        await embed_ray(None, RayOptions(write_rows=2), sources_and_fake_model)
+    assert events == ["begin 0", "begin 1", "end 0"]
+    assert [t for t in asyncio.all_tasks() if t is not asyncio.current_task()] == []
+
+
+async def test_cancelling_the_run_cancels_the_sinks_transactions(
+    local_ray: None, sources_and_fake_model: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fastnotebook.app.pipeline.ray_engine import database as sink
+
+    started, cancelled = [], []
+
+    async def execute(db: Database, prepared: Any, lane: int = 0) -> None:
+        started.append(lane)
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.append(lane)
+            raise
+
+    monkeypatch.setattr(sink, "execute", execute)
+    run = asyncio.create_task(embed_ray(None, RayOptions(write_rows=2), sources_and_fake_model))
+    while len(started) < 2:
+        await asyncio.sleep(0.02)
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert sorted(cancelled) == sorted(started) == [0, 1]
 
 
 def _parquet_rows(folder: Path) -> list[dict[str, Any]]:

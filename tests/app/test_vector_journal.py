@@ -199,6 +199,26 @@ async def test_a_record_deleted_meanwhile_is_left_out(
     await assert_replay_equals_a_read(db, monkeypatch)
 
 
+async def test_a_group_with_an_undigested_and_a_deleted_record_journals_the_live_ones(
+    db: Database, fake: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer's fallback (a record whose digest row is missing is looked
+    up itself) and a deleted record in one group: the journal holds exactly
+    the rows written."""
+    sources = [Source(title=f"s{i}", full_text=f"text {i}") for i in range(3)]
+    for source in sources:
+        await source.save()
+    ids = [RecordID("source", str(s.id).split(":")[1]) for s in sources]
+    await db.query("DELETE type::thing('text_digest', [$id]);", {"id": ids[1]})
+    await sources[2].delete()
+    vectors = [[float(i + 1)] * DIM for i in range(2)]
+    group = [Finished(rid, "source", "h", 1, ["a", "b"], vectors, 0) for rid in ids]
+    await write_group(db, group, Settings("m", "c"))
+    snapshot = await replayed(db, monkeypatch)
+    assert snapshot is not None and snapshot.tables["source_embedding"].rows == 4
+    await assert_replay_equals_a_read(db, monkeypatch)
+
+
 async def test_another_writer_breaks_the_chain_and_the_vectors_are_read(
     db: Database, tmp_path: Path, fake: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
