@@ -190,59 +190,6 @@ async def test_a_model_that_refuses_a_text_fails_that_record_only(
         model_manager.reset()
 
 
-async def test_the_database_sink_keeps_a_transaction_in_flight_per_lane(
-    local_ray: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """As the local write stage: groups of sources two at a time, never two
-    on one lane, a group of notes alone; the change counter stays exact."""
-    from fastnotebook.app.database.vector_cache import store_changes
-    from fastnotebook.app.pipeline import fake_model
-    from fastnotebook.app.pipeline.ray_engine import database as sink
-    from fastnotebook.app.pipeline.vector_index import RunVectors
-
-    model_manager.configure_embedding_model(fake_model.FAKE_PROVIDER, config={"dimension": 16})
-    db = await _database()
-    previous = set_database(db)
-    try:
-        for i in range(12):
-            await Source(title=f"s{i}", full_text=paragraph(f"s{i}", 1)).save()
-        for i in range(4):
-            await Note(title=f"n{i}", content=paragraph(f"n{i}", 1)).save()
-        active: dict[int, str] = {}
-        seen: list[dict[int, str]] = []
-        original = sink.execute
-
-        async def execute(db: Database, prepared: Any, lane: int = 0) -> None:
-            assert lane not in active, "two transactions on one lane"
-            active[lane] = "source" if "source_embedding" in prepared.sql else "pooled"
-            seen.append(dict(active))
-            await asyncio.sleep(0.05)
-            await original(db, prepared, lane)
-            del active[lane]
-
-        finish = RunVectors.finish
-        in_flight_at_finish: list[int] = []
-
-        async def finish_after_the_writes(self: RunVectors) -> None:
-            in_flight_at_finish.append(len(active))
-            await finish(self)
-
-        monkeypatch.setattr(sink, "execute", execute)
-        monkeypatch.setattr(RunVectors, "finish", finish_after_the_writes)
-        report = await embed_ray(None, RayOptions(write_rows=2), db)
-        assert report.failures == [] and report.embedded == 16
-        assert in_flight_at_finish == [0]
-        assert any(len(now) == 2 for now in seen), seen
-        assert all(len(now) == 1 for now in seen if "pooled" in now.values()), seen
-        chunks = await db.query("SELECT count() FROM source_embedding GROUP ALL;")
-        assert (await store_changes(db)).rows == chunks[0]["count"] + 4
-        assert len(await db.query("SELECT * FROM embedding_state;")) == 16
-    finally:
-        set_database(previous)
-        model_manager.reset()
-        await db.close()
-
-
 @pytest.fixture
 async def sources_and_fake_model() -> AsyncIterator[Database]:
     """12 sources in a fresh database, the fake model configured."""
@@ -259,6 +206,50 @@ async def sources_and_fake_model() -> AsyncIterator[Database]:
         set_database(previous)
         model_manager.reset()
         await db.close()
+
+
+async def test_the_database_sink_keeps_a_transaction_in_flight_per_lane(
+    local_ray: None, sources_and_fake_model: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the local write stage: groups of sources two at a time, never two
+    on one lane, a group of notes alone; the change counter stays exact; the
+    dimension and indexes are settled after the last write."""
+    from fastnotebook.app.database.vector_cache import store_changes
+    from fastnotebook.app.pipeline.ray_engine import database as sink
+    from fastnotebook.app.pipeline.vector_index import RunVectors
+
+    db = sources_and_fake_model
+    for i in range(4):
+        await Note(title=f"n{i}", content=paragraph(f"n{i}", 1)).save()
+    active: dict[int, str] = {}
+    seen: list[dict[int, str]] = []
+    original = sink.execute
+
+    async def execute(db: Database, prepared: Any, lane: int = 0) -> None:
+        assert lane not in active, "two transactions on one lane"
+        active[lane] = "source" if "source_embedding" in prepared.sql else "pooled"
+        seen.append(dict(active))
+        await asyncio.sleep(0.05)
+        await original(db, prepared, lane)
+        del active[lane]
+
+    finish = RunVectors.finish
+    in_flight_at_finish: list[int] = []
+
+    async def finish_after_the_writes(self: RunVectors) -> None:
+        in_flight_at_finish.append(len(active))
+        await finish(self)
+
+    monkeypatch.setattr(sink, "execute", execute)
+    monkeypatch.setattr(RunVectors, "finish", finish_after_the_writes)
+    report = await embed_ray(None, RayOptions(write_rows=2), db)
+    assert report.failures == [] and report.embedded == 16
+    assert in_flight_at_finish == [0]
+    assert any(len(now) == 2 for now in seen), seen
+    assert all(len(now) == 1 for now in seen if "pooled" in now.values()), seen
+    chunks = await db.query("SELECT count() FROM source_embedding GROUP ALL;")
+    assert (await store_changes(db)).rows == chunks[0]["count"] + 4
+    assert len(await db.query("SELECT * FROM embedding_state;")) == 16
 
 
 async def test_a_failed_transaction_ends_the_sink_after_the_one_beside_it(
@@ -305,8 +296,9 @@ async def test_cancelling_the_run_cancels_the_sinks_transactions(
 
     monkeypatch.setattr(sink, "execute", execute)
     run = asyncio.create_task(embed_ray(None, RayOptions(write_rows=2), sources_and_fake_model))
-    while len(started) < 2:
-        await asyncio.sleep(0.02)
+    async with asyncio.timeout(60):  # both lanes busy (one lane: fails, not hangs)
+        while len(started) < 2:
+            await asyncio.sleep(0.02)
     run.cancel()
     with pytest.raises(asyncio.CancelledError):
         await run
