@@ -29,6 +29,9 @@ both. That row and its floors alternate over ``--repeat`` rounds (odd; the
 machines are shared and noisy): the table gives the median round, and each
 ratio is taken within its round.
 
+On Linux the last row also gives the CPU seconds of the engine's threads,
+of the job's other (Python) threads and of the test server's process.
+
 Results: a table on stdout, ``concurrency.json`` in ``--out``; with
 ``--docs``, the table between the ``concurrency:begin`` and
 ``concurrency:end`` markers of that file.
@@ -89,6 +92,41 @@ async def floor(sources: int, chunks: int, in_flight: int) -> dict[str, Any]:
     }
 
 
+# Threads of the embedded engine (tokio workers, SurrealKV's commit thread,
+# its storage pool); every other thread of the job is Python's.
+ENGINE_THREADS = ("tokio-runtime", "surrealkv", "surrealdb")
+
+
+def _ticks(stat: Path) -> float:
+    """CPU seconds (user + system) of a /proc ``stat`` file."""
+    fields = stat.read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu() -> dict[str, float]:
+    """CPU seconds so far of this process's live threads: the engine's and
+    Python's (Linux; empty elsewhere)."""
+    totals = {"the engine": 0.0, "the job's Python": 0.0}
+    tasks = Path("/proc/self/task")
+    if not tasks.is_dir():
+        return {}
+    for task in tasks.iterdir():
+        try:
+            name = (task / "comm").read_text().strip()
+            seconds = _ticks(task / "stat")
+        except OSError:
+            continue  # ended meanwhile
+        totals["the engine" if name.startswith(ENGINE_THREADS) else "the job's Python"] += seconds
+    return totals
+
+
+def process_cpu(pid: int) -> float | None:
+    try:
+        return _ticks(Path(f"/proc/{pid}/stat"))
+    except OSError:
+        return None
+
+
 async def one_run(
     url: str, concurrency: int, sources: int, chunks: int, batch: int
 ) -> dict[str, Any]:
@@ -109,7 +147,9 @@ async def one_run(
             try:
                 rows = [{"title": f"s{i}", "full_text": text(i, chunks)} for i in range(sources)]
                 await db.query("INSERT INTO source $rows RETURN NONE;", {"rows": rows})
+                before = thread_cpu()
                 report = await embed(EmbedOptions(batch_size=batch, concurrency=concurrency), db)
+                cpu = {k: v - before[k] for k, v in thread_cpu().items()}
             finally:
                 set_database(previous)
     model_manager.reset()
@@ -126,6 +166,7 @@ async def one_run(
         "chunks_per_s": count / wall,
         "model_busy": report.clock.total(("model",)) / wall,
         "database_busy": report.clock.total(DATABASE_STAGES) / wall,
+        "cpu": cpu,
     }
 
 
@@ -169,6 +210,12 @@ def markdown(
         f"right after it (pre-encoded `INSERT` of its {top['chunks']:,} chunks into a "
         "schemaless table):",
     ]
+    if top.get("cpu"):
+        parts = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in top["cpu"].items())
+        lines.append(
+            f"- CPU of that round ({top['seconds']:.1f} s on {os.cpu_count()} cores): {parts} "
+            "(the test server's runs beside the job here; a hosted provider's does not)"
+        )
     for key, how in (("floor_1", "one request"), ("floor_2", "two requests")):
         rates = sorted(r[key] for r in rounds)
         ratios = sorted(r["job"] / r[key] for r in rounds)
@@ -222,8 +269,10 @@ def main() -> None:
     def run(level: int) -> dict[str, Any]:
         requests = max(40, args.rounds * level)
         sources = -(-requests * args.batch_size // args.chunks)
-        started = time.perf_counter()
+        started, served = time.perf_counter(), process_cpu(server.pid)
         result = asyncio.run(one_run(url, level, sources, args.chunks, args.batch_size))
+        if served is not None and (now := process_cpu(server.pid)) is not None:
+            result["cpu"]["the test server"] = now - served
         print(
             f"{level:>3} in flight: {result['chunks_per_s']:7.1f} chunks/s "
             f"(model busy {100 * result['model_busy']:.0f}%, database busy "

@@ -151,7 +151,7 @@ def _timed_groups() -> list[Group]:
     return groups
 
 
-def _rate(groups: list[Group]) -> float:
+def busy_rate(groups: list[Group]) -> float:
     """Rows a second of the time some of ``groups`` ran (transactions in
     flight together count their shared time once)."""
     rows = sum(r for r, _, _ in groups)
@@ -165,7 +165,7 @@ def _rate(groups: list[Group]) -> float:
 def _growth(groups: list[Group]) -> dict[str, float]:
     """Write rows/s over the first and the last fifth of the groups."""
     fifth = max(1, len(groups) // 5)
-    return {"first_rows_s": _rate(groups[:fifth]), "last_rows_s": _rate(groups[-fifth:])}
+    return {"first_rows_s": busy_rate(groups[:fifth]), "last_rows_s": busy_rate(groups[-fifth:])}
 
 
 async def run_pipeline(
@@ -189,7 +189,7 @@ async def run_pipeline(
     counts = report.counts["source"]
     return {
         **_growth(groups),
-        "write_rows_s": _rate(groups),
+        "write_rows_s": busy_rate(groups),
         "store_mb": _store_mb(data_dir),
         "documents": counts.embedded,
         "chunks": counts.chunks,
@@ -371,7 +371,7 @@ async def run_open_notebook(corpus: Path, data_dir: Path, src: Path) -> dict[str
     counts = report.counts["source"]
     return {
         **_growth(groups),
-        "write_rows_s": _rate(groups),
+        "write_rows_s": busy_rate(groups),
         "store_mb": _store_mb(data_dir),
         "documents": counts.embedded,
         "chunks": counts.chunks,

@@ -185,18 +185,19 @@ def simulate(actors: int, latency: float, seconds: float) -> dict[str, float]:
 async def database_run(actors: int, chunks: int) -> dict[str, float]:
     """The driver writing into a fresh on-disk database (``embed``'s
     defaults: no vector index, two transactions in flight)."""
+    from bench_pipeline import busy_rate
     from fastnotebook.app.database import DatabaseSettings, open_database, set_database
     from fastnotebook.app.domain import Source
     from fastnotebook.app.pipeline import ray_engine
     from fastnotebook.app.pipeline.ray_engine import database as sink
 
-    spans: list[tuple[float, float]] = []
+    spans: list[tuple[int, float, float]] = []
     original = sink.execute
 
     async def timed(db: Any, prepared: Any, lane: int = 0) -> None:
         start = time.perf_counter()
         await original(db, prepared, lane)
-        spans.append((start, time.perf_counter()))
+        spans.append((len(prepared.ids), start, time.perf_counter()))
 
     sink.execute = timed  # type: ignore[assignment]
     with tempfile.TemporaryDirectory() as folder:
@@ -209,12 +210,9 @@ async def database_run(actors: int, chunks: int) -> dict[str, float]:
                 await Source(title=f"r{n}", full_text=record_text(n, 10)).save()
             report = await ray_engine.embed_ray(None, ray_engine.RayOptions(concurrency=actors), db)
             rows = report.counts["source"].chunks
-            # The time some transaction was in flight (overlapping ones once).
-            busy, reached = 0.0, float("-inf")
-            for start, end in sorted(spans):
-                busy += max(0.0, end - max(start, reached))
-                reached = max(reached, end)
-            return {"chunks": rows, "wall": report.seconds, "write_ms": busy * 1000 / rows}
+            # Per row of the time some transaction was in flight.
+            write_ms = 1000 / busy_rate(spans)
+            return {"chunks": rows, "wall": report.seconds, "write_ms": write_ms}
         finally:
             sink.execute = original  # type: ignore[assignment]
             set_database(previous)
