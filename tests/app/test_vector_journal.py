@@ -39,7 +39,7 @@ from fastnotebook.app.database.vector_journal import (
     split_tokens,
 )
 from fastnotebook.app.domain import Source
-from fastnotebook.app.pipeline import EmbedOptions, embed, fake_model, ingest, stages
+from fastnotebook.app.pipeline import EmbedOptions, embed, fake_model, ingest, stages, writer
 from fastnotebook.app.pipeline.state import Settings
 from fastnotebook.app.pipeline.writer import Finished, write_group
 from helpers.pipeline import paragraph, write_corpus
@@ -316,3 +316,20 @@ def test_a_record_with_a_lane_out_of_range_ends_the_journal(tmp_path: Path) -> N
     append_delta(tmp_path, delta("m|c|b", 3, "d"))
     append_delta(tmp_path, delta("m|c|b", 2, "e"))
     assert [d.next for d in read_journal(tmp_path)] == ["c"]
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "0123456789abcdef0123",
+        "01234567890123456789",
+        "abcdefabcdefabcdefab",
+        "00000000000000000000",
+    ],
+)
+def test_a_chunk_id_is_the_string_of_its_record_id(key: str) -> None:
+    # The journal names rows as the database does: all-digit keys escaped.
+    assert writer._chunk_id(key) == str(RecordID("source_embedding", key))
+    assert all(
+        writer._chunk_id(k) == str(RecordID("source_embedding", k)) for k in writer._chunk_keys(500)
+    )

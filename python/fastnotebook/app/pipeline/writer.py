@@ -191,6 +191,12 @@ def _chunk_keys(rows: int) -> list[str]:
     return [digits[20 * i : 20 * (i + 1)] for i in range(rows)]
 
 
+def _chunk_id(key: str) -> str:
+    """``str(RecordID(CHUNKS, key))`` for a key of ``_chunk_keys``: a key of
+    hex digits is written as it is unless it is all digits (then escaped)."""
+    return f"{CHUNKS}:{key}" if not key.isdigit() else str(RecordID(CHUNKS, key))
+
+
 def _chunk_rows(group: Sequence[Finished]) -> Prepared:
     for item in group:
         if len(item.chunks) != len(item.vectors):
@@ -213,7 +219,7 @@ def _chunk_rows(group: Sequence[Finished]) -> Prepared:
             "next_token": uuid.uuid4(),
         },
         owners=[item.id for item in group for _ in item.chunks],
-        ids=[str(RecordID(CHUNKS, key)) for key in keys],
+        ids=[_chunk_id(key) for key in keys],
         vectors=matrix,
     )
 
