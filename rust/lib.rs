@@ -8,6 +8,7 @@
 pub mod batch;
 pub mod cbor;
 pub mod cbor_read;
+pub mod cbor_value;
 pub mod chunking;
 pub mod cleaning;
 pub mod embeddings_json;

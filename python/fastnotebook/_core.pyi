@@ -47,6 +47,7 @@ __all__ = [
     "chunk_text",
     "chunk_texts",
     "cosine_top_k",
+    "decode_cbor",
     "detect_content_type",
     "detect_content_type_from_extension",
     "detect_content_type_from_heuristics",
@@ -214,6 +215,11 @@ def encode_chunk_rows(
     ids: tuple[str, Sequence[str]] | None = None,
 ) -> bytes: ...
 def encode_vector_rows(ids: Sequence[bytes], vectors: npt.NDArray[Any]) -> bytes: ...
+def decode_cbor(
+    data: bytes,
+    record_id: Callable[[Any, Any], Any],
+    decode_tagged: Callable[[bytes], Any],
+) -> tuple[Any] | None: ...
 def read_vector_statements(
     data: bytes, dimension: int
 ) -> list[

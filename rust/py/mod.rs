@@ -3,6 +3,7 @@
 
 mod args;
 mod cbor;
+mod cbor_value;
 mod chunk;
 mod chunk_record;
 mod chunked;
@@ -69,6 +70,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     #[cfg(feature = "test-hooks")]
     hooks::register(m)?;
     cbor::register(m)?;
+    cbor_value::register(m)?;
     chunk::register(m)?;
     chunking::register(m)?;
     cleaning::register(m)?;

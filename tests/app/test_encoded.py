@@ -1,5 +1,6 @@
 """fastnotebook.app.database.encoded: parameters written as the SDK's own
-CBOR encoder writes them, byte for byte."""
+CBOR encoder writes them, byte for byte, and responses read into the values
+its decoder gives."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from surrealdb.data.cbor import decode, encode
+from surrealdb.data.types.table import Table
 from surrealdb.request_message.message import RequestMessage
 from surrealdb.request_message.methods import RequestMethod
 
-from fastnotebook.app.database import RecordID
-from fastnotebook.app.database.encoded import Encoded, encode_value, query_request
+from fastnotebook.app.database import Database, RecordID
+from fastnotebook.app.database.encoded import Encoded, decode_value, encode_value, query_request
 
 # Around every boundary of a CBOR head and of the SDK's bignums.
 _EDGES = [
@@ -94,3 +96,73 @@ def test_a_query_request_is_the_sdk_s_query_message() -> None:
     sdk = RequestMessage(RequestMethod.QUERY, query="RETURN $ids;", params=plain)
     sdk.id = request.id
     assert sdk.WS_CBOR_DESCRIPTOR == request.WS_CBOR_DESCRIPTOR
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal values of the same types, all the way down."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, RecordID):
+        return _same(a.table_name, b.table_name) and _same(a.id, b.id)
+    return bool(a == b)
+
+
+_responses = st.recursive(
+    st.one_of(_scalars, _record_ids, st.decimals(allow_nan=False), st.builds(Table, st.text())),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=5),
+        st.dictionaries(st.one_of(st.text(max_size=6), st.integers()), inner, max_size=4),
+        st.builds(RecordID, st.text(min_size=1, max_size=6), st.lists(inner, max_size=2)),
+    ),
+    max_leaves=20,
+)
+
+
+@given(_responses)
+def test_a_response_is_decoded_as_the_sdk_decodes_it(value: Any) -> None:
+    data = encode(value)
+    assert _same(decode_value(data), decode(data))
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\x9f\x01\x02\xff",  # an indefinite-length array
+        b"\x82\xf7\x01",  # undefined
+        b"\xa1\x82\x01\x02\x03",  # a map key that is an array
+        b"\xc8\x83\x61a\x61b\x01",  # a record id of three items
+        b"\xc8\x62st",  # a record id that is a string
+    ],
+)
+def test_what_the_core_leaves_is_decoded_by_the_sdk(data: bytes) -> None:
+    assert _same(decode_value(data), decode(data))
+
+
+def test_malformed_responses_fail_as_they_do_in_the_sdk() -> None:
+    # Truncated, invalid UTF-8, a head cut short, NONE of a value.
+    for data in (b"\x82\x01", b"\x62\xff\xfe", b"\x19\x01", b"\xc6\x82\x01\x02"):
+        with pytest.raises(Exception) as sdk:
+            decode(data)
+        with pytest.raises(type(sdk.value)):
+            decode_value(data)
+
+
+def test_deep_nesting_is_left_to_the_sdk() -> None:
+    data = b"\x81" * 300 + b"\x01"
+    assert _same(decode_value(data), decode(data))
+
+
+async def test_the_engine_s_values_come_back_as_the_sdk_gives_them(db: Database) -> None:
+    sql = (
+        "RETURN [1, -2, 9223372036854775807, 1.5, 'é', NONE, NULL, true, <bytes> 'ab', "
+        "d'2026-12-06T05:00:00.123456789Z', u'0190fc21-6b1f-7d3c-9a4e-3b1c2d3e4f50', "
+        "1.25dec, 3d12h, source:a, source:[1, 'x', { k: note:n }], type::table('source'), "
+        "(1.5, 2.5), 1..4, { nested: [{ deeper: NONE }] }];"
+    )
+    data = await db.query_response_bytes(sql)
+    assert data is not None
+    assert _same(await db.query_all(sql), [s["result"] for s in decode(data)["result"]])

@@ -1,4 +1,5 @@
-"""Query parameters that arrive already encoded as CBOR.
+"""Query parameters that arrive already encoded as CBOR, and responses
+decoded as the SDK decodes them.
 
 SurrealDB's RPC protocol carries a query and its parameters as CBOR, and the
 SDK encodes them in pure Python, one call per number: for a batch of chunk
@@ -10,6 +11,9 @@ is; the other parameters, the query text and the envelope are encoded as
 the SDK's own encoder encodes them (``encode_value``), and the request goes
 through the SDK's own transport, so it reaches an embedded engine, a
 WebSocket server and an HTTP server alike.
+
+An embedded engine's response is decoded the other way (``decode_value``):
+by the core, into the values the SDK's decoder gives.
 """
 
 from __future__ import annotations
@@ -18,10 +22,12 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from surrealdb.data.cbor import encode
+from surrealdb.data.cbor import decode, encode
 from surrealdb.data.types.record_id import RecordID
 
-__all__ = ["Encoded", "encode_value", "has_encoded", "query_request"]
+from fastnotebook._core import decode_cbor
+
+__all__ = ["Encoded", "decode_value", "encode_value", "has_encoded", "query_request"]
 
 
 @dataclass(frozen=True)
@@ -77,6 +83,16 @@ def _encode_into(value: Any, parts: list[bytes]) -> None:
         parts.append(value.data)
     else:
         parts.append(encode(value))
+
+
+def decode_value(data: bytes) -> Any:
+    """The one CBOR data item that is ``data`` (an engine's response), as the
+    SDK's decoder gives it: read by the core (``_core.decode_cbor``, which
+    builds record ids with the SDK's class and hands every other tagged
+    item to the SDK's decoder), or by the SDK's decoder where the core
+    leaves it (indefinite lengths, say)."""
+    read = decode_cbor(data, RecordID, decode)
+    return read[0] if read is not None else decode(data)
 
 
 def has_encoded(params: dict[str, Any]) -> bool:
