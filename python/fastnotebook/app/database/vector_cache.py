@@ -47,10 +47,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from loguru import logger
-from surrealdb.data.cbor import decode as cbor_decode
 
 from fastnotebook import _core
 from fastnotebook.app.database.connection import Database
+from fastnotebook.app.database.encoded import decode_value
 from fastnotebook.app.database.schema import VECTOR_ROWS, VECTOR_TABLES, VECTOR_TOKEN
 from fastnotebook.app.database.vector_journal import (
     JOURNAL,
@@ -255,7 +255,7 @@ async def _read_page(
             statements = []
         if statements and statements[-1][0] == "OK" and statements[-1][2] is not None:
             spans, matrix = statements[-1][2]
-            return [cbor_decode(data[a:b]) for a, b in spans], matrix
+            return [decode_value(data[a:b]) for a, b in spans], matrix
     found = await db.query(sql, params) or []
     vectors = np.asarray([r[1] for r in found], dtype=np.float32).reshape(len(found), dimension)
     return [r[0] for r in found], vectors
@@ -308,13 +308,13 @@ def _read_response(data: bytes, dimension: int) -> VectorSnapshot | None:
     if len(statements) < len(VECTOR_TABLES) + 1 or any(s[0] != "OK" for s in statements):
         return None
     (_, (start, end), _), *found = statements[-(len(VECTOR_TABLES) + 1) :]
-    token = cbor_decode(data[start:end])
+    token = decode_value(data[start:end])
     tables = {}
     for table, (_, _, rows) in zip(VECTOR_TABLES, found, strict=True):
         if rows is None:
             return None
         spans, matrix = rows
-        tables[table] = _table([str(cbor_decode(data[a:b])) for a, b in spans], matrix, dimension)
+        tables[table] = _table([str(decode_value(data[a:b])) for a, b in spans], matrix, dimension)
     return VectorSnapshot(
         token=None if token is None else str(token), dimension=dimension, tables=tables
     )
