@@ -33,9 +33,11 @@ fn malformed(what: &str, at: usize) -> Error {
     Error::InvalidArgument(format!("malformed CBOR response: {what} at byte {at}"))
 }
 
-struct Reader<'a> {
-    data: &'a [u8],
-    at: usize,
+/// The bytes of a CBOR input and a position in them (`crate::cbor_value`
+/// reads whole items with the same primitives).
+pub(crate) struct Reader<'a> {
+    pub(crate) data: &'a [u8],
+    pub(crate) at: usize,
 }
 
 impl<'a> Reader<'a> {
@@ -48,7 +50,7 @@ impl<'a> Reader<'a> {
         Ok(b)
     }
 
-    fn take(&mut self, n: u64) -> Result<&'a [u8]> {
+    pub(crate) fn take(&mut self, n: u64) -> Result<&'a [u8]> {
         let start = self.at;
         let end = usize::try_from(n)
             .ok()
@@ -60,7 +62,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A head: (major type, additional information, argument).
-    fn head(&mut self) -> Result<(u8, u8, u64)> {
+    pub(crate) fn head(&mut self) -> Result<(u8, u8, u64)> {
         let at = self.at;
         let b = self.byte()?;
         let (major, info) = (b >> 5, b & 31);
@@ -151,7 +153,7 @@ impl<'a> Reader<'a> {
 }
 
 /// An IEEE 754 half-precision number (RFC 8949, appendix D).
-fn half(bits: u16) -> f32 {
+pub(crate) fn half(bits: u16) -> f32 {
     let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
     let exponent = i32::from((bits >> 10) & 0x1f);
     let mantissa = f32::from(bits & 0x3ff);

@@ -14,6 +14,7 @@
 //! walks each byte once, never trusts a length beyond the input, and never
 //! panics on malformed input.
 
+use crate::cbor_read::{Reader, half};
 use crate::error::{Error, Result};
 
 /// Nesting deeper than this is refused (the recursion is bounded by it).
@@ -54,73 +55,44 @@ fn refused(what: &str, at: usize) -> Error {
 
 /// The single data item that is the whole of `data`.
 pub fn decode(data: &[u8]) -> Result<Item<'_>> {
-    let mut reader = Reader { data, at: 0 };
+    let mut reader = ItemReader {
+        r: Reader { data, at: 0 },
+    };
     let item = reader.item(0)?;
-    if reader.at != data.len() {
-        return Err(refused("bytes after the item", reader.at));
+    if reader.r.at != data.len() {
+        return Err(refused("bytes after the item", reader.r.at));
     }
     Ok(item)
 }
 
-struct Reader<'a> {
-    data: &'a [u8],
-    at: usize,
+/// Reads items with `cbor_read`'s primitives (its errors are refusals here).
+struct ItemReader<'a> {
+    r: Reader<'a>,
 }
 
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: u64) -> Result<&'a [u8]> {
-        let start = self.at;
-        let end = usize::try_from(n)
-            .ok()
-            .and_then(|n| start.checked_add(n))
-            .filter(|&end| end <= self.data.len())
-            .ok_or_else(|| refused("length past the end", start))?;
-        self.at = end;
-        Ok(&self.data[start..end])
-    }
-
-    /// A head: (major type, additional information, argument).
-    fn head(&mut self) -> Result<(u8, u8, u64)> {
-        let at = self.at;
-        let b = *self
-            .data
-            .get(at)
-            .ok_or_else(|| refused("unexpected end", at))?;
-        self.at += 1;
-        let (major, info) = (b >> 5, b & 31);
-        let value = match info {
-            0..=23 => u64::from(info),
-            24..=27 => {
-                let bytes = self.take(1 << (info - 24))?;
-                bytes.iter().fold(0u64, |v, &b| v << 8 | u64::from(b))
-            }
-            _ => return Err(refused("an indefinite or reserved length", at)),
-        };
-        Ok((major, info, value))
-    }
-
+impl<'a> ItemReader<'a> {
     /// A count of items that the rest of the input can hold (each takes at
     /// least one byte): a hostile length cannot make a large allocation.
     fn count(&self, n: u64, per_item: u64) -> Result<usize> {
-        let left = (self.data.len() - self.at) as u64;
+        let left = (self.r.data.len() - self.r.at) as u64;
         n.checked_mul(per_item)
             .filter(|&bytes| bytes <= left)
             .map(|_| n as usize)
-            .ok_or_else(|| refused("more items than bytes", self.at))
+            .ok_or_else(|| refused("more items than bytes", self.r.at))
     }
 
     fn item(&mut self, depth: usize) -> Result<Item<'a>> {
         if depth > MAX_DEPTH {
-            return Err(refused("nesting too deep", self.at));
+            return Err(refused("nesting too deep", self.r.at));
         }
-        let start = self.at;
-        let (major, info, value) = self.head()?;
+        let start = self.r.at;
+        let (major, info, value) = self.r.head()?;
         Ok(match major {
             0 => Item::Unsigned(value),
             1 => Item::Negative(value),
-            2 => Item::Bytes(self.take(value)?),
+            2 => Item::Bytes(self.r.take(value)?),
             3 => {
-                let bytes = self.take(value)?;
+                let bytes = self.r.take(value)?;
                 Item::Text(std::str::from_utf8(bytes).map_err(|_| refused("invalid UTF-8", start))?)
             }
             4 => {
@@ -151,7 +123,7 @@ impl<'a> Reader<'a> {
                 (20, _) => Item::Bool(false),
                 (21, _) => Item::Bool(true),
                 (22, _) => Item::Null,
-                (25, bits) => Item::Float(half(bits as u16)),
+                (25, bits) => Item::Float(f64::from(half(bits as u16))), // exact in f32
                 (26, bits) => Item::Float(f64::from(f32::from_bits(bits as u32))),
                 (27, bits) => Item::Float(f64::from_bits(bits)),
                 _ => return Err(refused("a simple value", start)),
@@ -171,24 +143,11 @@ impl<'a> Reader<'a> {
                 let mut parts = parts.into_iter();
                 match (parts.next(), parts.next()) {
                     (Some(table), Some(key)) => Item::RecordId(Box::new(table), Box::new(key)),
-                    _ => Item::Tagged(&self.data[start..self.at]),
+                    _ => Item::Tagged(&self.r.data[start..self.r.at]),
                 }
             }
-            _ => Item::Tagged(&self.data[start..self.at]),
+            _ => Item::Tagged(&self.r.data[start..self.r.at]),
         })
-    }
-}
-
-/// An IEEE 754 half-precision number (RFC 8949, appendix D), exactly.
-fn half(bits: u16) -> f64 {
-    let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exponent = i32::from((bits >> 10) & 0x1f);
-    let mantissa = f64::from(bits & 0x3ff);
-    sign * match exponent {
-        0 => mantissa * 2f64.powi(-24),
-        31 if mantissa == 0.0 => f64::INFINITY,
-        31 => f64::NAN,
-        e => (1.0 + mantissa / 1024.0) * 2f64.powi(e - 15),
     }
 }
 
