@@ -1007,6 +1007,38 @@ async def test_planning_reads_the_texts_when_a_digest_is_missing(db: Database) -
     assert [(str(i.id), i.size) for i in due.due["source"]] == [(source.id, len("some text"))]
 
 
+async def test_planning_from_the_digests_equals_planning_from_the_texts(db: Database) -> None:
+    """Every kind, texts of several sizes, one without text, one of
+    whitespace only, one up to date: the plan read from the digest rows is
+    the plan computed from the texts, in the same order."""
+    await db.query_all(
+        "CREATE source:b SET full_text = 'été ' + string::repeat('x', 3000);"
+        "CREATE source:a SET full_text = 'a';"
+        "CREATE source:c;"
+        "CREATE source:d SET full_text = 'up to date';"
+        "CREATE note:n1 SET content = '  ';"
+        "CREATE note:n2 SET content = 'note';"
+        "CREATE source_insight:i SET source = source:a, insight_type = 't', content = 'insight';"
+    )
+    settings = Settings("m", "c")
+    await db.query(
+        "CREATE embedding_state:[source:d] SET record = source:d, kind = 'source', "
+        "content_hash = crypto::sha256('up to date'), model = 'm', chunking = 'c', epoch = 0, "
+        "chunks = 1;"
+    )
+    from_digests = await plan(db, KINDS, settings, None)
+    # The digests are what planning reads: one that disagrees with its text wins.
+    await db.query("UPDATE type::thing('text_digest', [source:d]) SET hash = 'stale';")
+    stale = await plan(db, ("source",), settings, None)
+    assert [str(i.id) for i in stale.due["source"]] == ["source:a", "source:b", "source:d"]
+    await db.query("DELETE text_digest;")
+    assert await plan(db, KINDS, settings, None) == from_digests
+    assert [str(i.id) for i in from_digests.due["source"]] == ["source:a", "source:b"]
+    assert from_digests.unchanged == {"source": 1, "source_insight": 0, "note": 0}
+    assert [str(i.id) for i in from_digests.due["note"]] == ["note:n2"]
+    assert from_digests.due["source"][1].size == len("été ".encode()) + 3000
+
+
 async def test_the_migration_computes_the_digests_of_existing_records() -> None:
     database = await Database(DatabaseSettings("mem://", auto_migrate=False)).open()
     try:

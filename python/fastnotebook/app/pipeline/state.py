@@ -22,8 +22,9 @@ next plain ``embed`` rather than started over.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal, NamedTuple
 
 from fastnotebook.app.database import Database, RecordID
 from fastnotebook.app.database.schema import TEXT_DIGEST, TEXT_FIELDS
@@ -110,28 +111,70 @@ async def bump_epochs(db: Database, kinds: tuple[Kind, ...]) -> None:
     await db.query(f"UPSERT {EPOCHS} SET {sets} RETURN NONE;")
 
 
-async def _candidates(db: Database, kind: Kind) -> list[dict[str, Any]]:
-    """Every record of ``kind``: its id, its text's hash and size in bytes,
-    and whether it has text: its digest rows, if there is one for every
-    record; else computed from the texts."""
-    # One statement: one transaction, so the two agree.
+class _Text(NamedTuple):
+    """A record's text as planning sees it."""
+
+    id: RecordID
+    hash: str  # SHA-256, hex
+    size: int  # bytes
+    has_text: bool  # more than whitespace
+
+
+async def _texts(db: Database, kinds: tuple[Kind, ...]) -> dict[str, list[_Text]]:
+    """Every record of ``kinds``: from the digest rows for a kind that has
+    one for every record, else computed from the texts."""
+    # One statement: one transaction, so the digests and the counts agree.
+    # Every digest in one scan of the table, as arrays: a third cheaper for
+    # the engine than the kind index and objects when most rows are asked
+    # for (a digest row is small).
+    counts = ", ".join(
+        f"{kind}: (SELECT count() FROM {kind} GROUP ALL)[0].count ?? 0" for kind in kinds
+    )
     found = await db.query(
-        f"RETURN {{ digests: (SELECT record AS id, hash, size, has_text FROM {TEXT_DIGEST} "
-        f"WHERE kind = $kind), count: (SELECT count() FROM {kind} GROUP ALL)[0].count ?? 0 }};",
-        {"kind": kind},
+        f"RETURN {{ digests: (SELECT VALUE [kind, record, hash, size, has_text] "
+        f"FROM {TEXT_DIGEST}), counts: {{ {counts} }} }};"
     )
-    digests = found.get("digests") if isinstance(found, dict) else None
-    if isinstance(digests, list) and len(digests) == found.get("count"):
-        return digests
+    found = found if isinstance(found, dict) else {}
+    by_kind: dict[str, list[_Text]] = {kind: [] for kind in kinds}
+    for kind, *row in found.get("digests") or []:
+        if kind in by_kind:
+            by_kind[kind].append(_Text(*row))
+    totals = found.get("counts") or {}
+    for kind in kinds:
+        if len(by_kind[kind]) != totals.get(kind):
+            by_kind[kind] = await _computed(db, kind)
+    return by_kind
+
+
+class _State(NamedTuple):
+    """What a record was last embedded from (its ``embedding_state`` row)."""
+
+    content_hash: str
+    model: str
+    chunking: str
+    epoch: int
+
+
+async def _states(db: Database, kinds: tuple[Kind, ...]) -> dict[str, dict[str, _State]]:
+    """The state rows of ``kinds`` by record (as ``str``), in one scan."""
+    rows = await db.query(
+        "SELECT VALUE [kind, record, content_hash, model, chunking, epoch] FROM embedding_state;"
+    )
+    by_kind: dict[str, dict[str, _State]] = {kind: {} for kind in kinds}
+    for kind, record, *state in rows or []:
+        if kind in by_kind:
+            by_kind[kind][str(record)] = _State(*state)
+    return by_kind
+
+
+async def _computed(db: Database, kind: Kind) -> list[_Text]:
+    """Every record of ``kind`` with its text's hash computed by the engine."""
     field = TEXT_FIELD[kind]
-    return list(
-        await db.query(
-            f"SELECT id, crypto::sha256({field} ?? '') AS hash, "
-            f"bytes::len(<bytes> ({field} ?? '')) AS size, "
-            f"string::trim({field} ?? '') != '' AS has_text FROM {kind};"
-        )
-        or []
+    rows = await db.query(
+        f"SELECT VALUE [id, crypto::sha256({field} ?? ''), "
+        f"bytes::len(<bytes> ({field} ?? '')), string::trim({field} ?? '') != ''] FROM {kind};"
     )
+    return [_Text(*row) for row in rows or []]
 
 
 async def _embedded_without_state(db: Database, kind: Kind) -> set[str]:
@@ -151,34 +194,28 @@ async def plan(
     had vectors). A record that lost its text is due too: its vectors go."""
     current = await epochs(db)
     result = Plan(due={}, unchanged={})
+    # Two reads at once: the embedded engine answers them on two cores.
+    texts, states_by_kind = await asyncio.gather(_texts(db, kinds), _states(db, kinds))
     for kind in kinds:
-        states = {
-            str(row["record"]): row
-            for row in await db.query(
-                "SELECT record, content_hash, model, chunking, epoch FROM embedding_state "
-                "WHERE kind = $kind;",
-                {"kind": kind},
-            )
-            or []
-        }
+        states = states_by_kind[kind]
         existing = await _embedded_without_state(db, kind) if rebuild == "existing" else set()
         due: list[Item] = []
         unchanged = 0
-        for row in await _candidates(db, kind):
-            key = str(row["id"])
+        for text in texts[kind]:
+            key = str(text.id)
             state = states.get(key)
             if state is None:
-                wanted = row["has_text"] and (rebuild != "existing" or key in existing)
+                wanted = text.has_text and (rebuild != "existing" or key in existing)
             else:
                 wanted = (
-                    state["content_hash"] != row["hash"]
-                    or state["model"] != settings.model
-                    or state["chunking"] != settings.chunking
-                    or int(state["epoch"]) < current[kind]
+                    state.content_hash != text.hash
+                    or state.model != settings.model
+                    or state.chunking != settings.chunking
+                    or int(state.epoch) < current[kind]
                 )
                 unchanged += not wanted
             if wanted:
-                due.append(Item(row["id"], kind, int(row["size"])))
+                due.append(Item(text.id, kind, int(text.size)))
         result.due[kind] = due
         result.unchanged[kind] = unchanged
     return result
