@@ -98,7 +98,7 @@ impl<'a> Reader<'a> {
 
     /// `pending + n`, refusing counts the remaining input cannot hold (each
     /// item takes at least one byte), so a hostile length cannot loop long.
-    fn children(&self, pending: u64, n: u64) -> Result<u64> {
+    pub(crate) fn children(&self, pending: u64, n: u64) -> Result<u64> {
         let left = (self.data.len() - self.at) as u64;
         pending
             .checked_add(n)

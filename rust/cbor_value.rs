@@ -71,16 +71,6 @@ struct ItemReader<'a> {
 }
 
 impl<'a> ItemReader<'a> {
-    /// A count of items that the rest of the input can hold (each takes at
-    /// least one byte): a hostile length cannot make a large allocation.
-    fn count(&self, n: u64, per_item: u64) -> Result<usize> {
-        let left = (self.r.data.len() - self.r.at) as u64;
-        n.checked_mul(per_item)
-            .filter(|&bytes| bytes <= left)
-            .map(|_| n as usize)
-            .ok_or_else(|| refused("more items than bytes", self.r.at))
-    }
-
     fn item(&mut self, depth: usize) -> Result<Item<'a>> {
         if depth > MAX_DEPTH {
             return Err(refused("nesting too deep", self.r.at));
@@ -96,7 +86,8 @@ impl<'a> ItemReader<'a> {
                 Item::Text(std::str::from_utf8(bytes).map_err(|_| refused("invalid UTF-8", start))?)
             }
             4 => {
-                let n = self.count(value, 1)?;
+                // At least a byte an item: a hostile length allocates nothing.
+                let n = self.r.children(0, value)? as usize;
                 let mut items = Vec::with_capacity(n);
                 for _ in 0..n {
                     items.push(self.item(depth + 1)?);
@@ -104,7 +95,8 @@ impl<'a> ItemReader<'a> {
                 Item::Array(items)
             }
             5 => {
-                let n = self.count(value, 2)?;
+                let n = value as usize;
+                self.r.children(0, value.saturating_mul(2))?;
                 let mut pairs = Vec::with_capacity(n);
                 for _ in 0..n {
                     let key = self.item(depth + 1)?;
@@ -139,13 +131,10 @@ impl<'a> ItemReader<'a> {
         Ok(match (tag, content) {
             (TAG_NONE, Item::Null | Item::None) => Item::None,
             (TAG_NONE, _) => return Err(refused("NONE of a value", start)),
-            (TAG_RECORD_ID, Item::Array(parts)) if parts.len() == 2 => {
-                let mut parts = parts.into_iter();
-                match (parts.next(), parts.next()) {
-                    (Some(table), Some(key)) => Item::RecordId(Box::new(table), Box::new(key)),
-                    _ => Item::Tagged(&self.r.data[start..self.r.at]),
-                }
-            }
+            (TAG_RECORD_ID, Item::Array(parts)) => match <[Item<'a>; 2]>::try_from(parts) {
+                Ok([table, key]) => Item::RecordId(Box::new(table), Box::new(key)),
+                Err(_) => Item::Tagged(&self.r.data[start..self.r.at]),
+            },
             _ => Item::Tagged(&self.r.data[start..self.r.at]),
         })
     }
